@@ -1,0 +1,22 @@
+import type { Context } from "aws-lambda";
+import middy from "@middy/core";
+import { validate } from "../../shared/http/rest";
+import { recoverFromCrash } from "../../shared/run/recover";
+import { RecoverInputSchema, type StepPointer } from "../../shared/run/pointer";
+import type { AppDeps } from "../../shared/runtime/app-deps";
+
+/** State machine task `RecoverAttempt`: `{runId, loop?, crash}` -> `{runId, loop, decision}`. */
+export function createDecideHandler(deps: AppDeps) {
+  return middy<unknown, StepPointer, Error, Context>().handler(async (event) => {
+    const input = validate(RecoverInputSchema, stripDecision(event));
+    const step = recoverFromCrash(input);
+    deps.log.warn("attempt crashed", { runId: input.runId, error: input.crash.Error, decision: step.decision });
+    return step;
+  });
+}
+
+function stripDecision(event: unknown): unknown {
+  if (!event || typeof event !== "object") return event;
+  const { decision: _decision, ...rest } = event as Record<string, unknown>;
+  return rest;
+}

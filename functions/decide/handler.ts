@@ -1,0 +1,5 @@
+import { lambdaEntry } from "../../shared/runtime/app-deps";
+import { createDecideHandler } from "./app";
+
+/** Lambda entry: state machine task RecoverAttempt. */
+export const handler = lambdaEntry(createDecideHandler);

@@ -1,0 +1,124 @@
+/**
+ * One table describing every Lambda of the runner: what it runs, how long it
+ * may run, and exactly which permissions and environment it gets. The stack
+ * builds functions and grants from this table only, and the local stack can
+ * read the same timeouts. Pure data: no aws-cdk-lib import.
+ */
+
+export { WS_METHOD_ROUTES, WS_ROUTE_KEYS, WS_ROUTE_SELECTION_EXPRESSION } from "./routes";
+
+export const FUNCTION_KEYS = [
+  "rest-api",
+  "ws-api",
+  "dispatcher",
+  "run-start",
+  "attempt",
+  "decide",
+  "run-finalize",
+  "sweeper",
+] as const;
+
+export type FunctionKey = (typeof FUNCTION_KEYS)[number];
+
+/** DynamoDB item-level actions; a function never gets `dynamodb:*` or Scan. */
+export type DynamoAction =
+  | "GetItem"
+  | "PutItem"
+  | "UpdateItem"
+  | "DeleteItem"
+  | "Query"
+  | "BatchWriteItem";
+
+/** HTTP methods of the API Gateway Management API (`/@connections/{id}`). */
+export type ManagementMethod = "POST" | "GET" | "DELETE";
+
+export type StatesAction = "StartExecution" | "DescribeExecution" | "StopExecution";
+
+export interface FunctionSpec {
+  readonly key: FunctionKey;
+  /** Entry file, relative to the repository root. */
+  readonly entry: string;
+  readonly timeoutSeconds: number;
+  readonly memoryMb: number;
+  /** Item actions on the single table (env TABLE_NAME is always set). */
+  readonly dynamodb: readonly DynamoAction[];
+  /** Intake: env QUEUE_URL + AUTH_TOKEN_SHA256, sqs:SendMessage on the run queue. */
+  readonly intake: boolean;
+  /** Non-empty: env WS_MANAGEMENT_ENDPOINT + execute-api:ManageConnections on these methods. */
+  readonly wsManagement: readonly ManagementMethod[];
+  /** Non-empty: env STATE_MACHINE_ARN + these states:* actions. */
+  readonly states: readonly StatesAction[];
+  /** Env MODEL, provider base URLs, PROVIDER_KEYS_SECRET_ARN + read on that secret. */
+  readonly providers: boolean;
+  /** How the function is invoked besides API Gateway / Step Functions. */
+  readonly trigger?: "run-queue" | "every-minute";
+}
+
+type SpecInput = Partial<Omit<FunctionSpec, "key" | "entry">> &
+  Pick<FunctionSpec, "timeoutSeconds" | "dynamodb">;
+
+function spec(key: FunctionKey, input: SpecInput): FunctionSpec {
+  return {
+    key,
+    entry: `functions/${key}/handler.ts`,
+    memoryMb: 512,
+    intake: false,
+    wsManagement: [],
+    states: [],
+    providers: false,
+    ...input,
+  };
+}
+
+// Every function that pushes events also deletes connection items on
+// GoneException, hence DeleteItem next to POST.
+const READ_WRITE: readonly DynamoAction[] = ["GetItem", "PutItem", "UpdateItem", "Query"];
+const READ_WRITE_DELETE: readonly DynamoAction[] = [...READ_WRITE, "DeleteItem"];
+
+export const FUNCTION_SPECS: Readonly<Record<FunctionKey, FunctionSpec>> = {
+  // 29 s = API Gateway REST integration limit; waiting longer is pointless.
+  "rest-api": spec("rest-api", { timeoutSeconds: 29, dynamodb: READ_WRITE, intake: true }),
+  "ws-api": spec("ws-api", {
+    timeoutSeconds: 60,
+    dynamodb: READ_WRITE_DELETE,
+    intake: true,
+    // POST answers/replays, GET inspects, DELETE closes a connection that failed `connect`.
+    wsManagement: ["POST", "GET", "DELETE"],
+  }),
+  dispatcher: spec("dispatcher", {
+    timeoutSeconds: 30,
+    dynamodb: READ_WRITE,
+    states: ["StartExecution"],
+    trigger: "run-queue",
+  }),
+  "run-start": spec("run-start", { timeoutSeconds: 60, dynamodb: READ_WRITE_DELETE, wsManagement: ["POST"] }),
+  // 900 s is Lambda's cap; the attempt yields before its deadline and the
+  // state machine loops. 1024 MB mostly buys CPU for JSON-heavy streaming.
+  attempt: spec("attempt", {
+    timeoutSeconds: 900,
+    memoryMb: 1024,
+    dynamodb: [...READ_WRITE_DELETE, "BatchWriteItem"],
+    wsManagement: ["POST"],
+    providers: true,
+  }),
+  decide: spec("decide", { timeoutSeconds: 30, dynamodb: READ_WRITE_DELETE, wsManagement: ["POST"] }),
+  // Starts the next queued run of the session lane when it hands the lane on.
+  "run-finalize": spec("run-finalize", {
+    timeoutSeconds: 60,
+    dynamodb: READ_WRITE_DELETE,
+    wsManagement: ["POST"],
+    states: ["StartExecution"],
+  }),
+  sweeper: spec("sweeper", {
+    timeoutSeconds: 120,
+    dynamodb: READ_WRITE_DELETE,
+    states: ["StartExecution", "DescribeExecution", "StopExecution"],
+    trigger: "every-minute",
+  }),
+};
+
+/** Tag set on each AWS::Lambda::Function so tools map logical ids to keys. */
+export const FUNCTION_KEY_TAG = "agent-runner:function";
+
+/** POWERTOOLS_SERVICE_NAME of every function. */
+export const SERVICE_NAME = "agent-runner";

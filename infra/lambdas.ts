@@ -1,0 +1,176 @@
+/**
+ * Turns the rows of `FUNCTION_SPECS` into NodejsFunctions with exactly the
+ * grants and environment each row asks for. Nothing here decides *what* a
+ * function may do; that lives in the table.
+ */
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { ArnFormat, Duration, Stack, Tags } from "aws-cdk-lib";
+import type { ITable } from "aws-cdk-lib/aws-dynamodb";
+import { Rule, Schedule } from "aws-cdk-lib/aws-events";
+import { LambdaFunction } from "aws-cdk-lib/aws-events-targets";
+import { PolicyStatement } from "aws-cdk-lib/aws-iam";
+import { Architecture, Runtime, Tracing } from "aws-cdk-lib/aws-lambda";
+import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
+import { NodejsFunction, OutputFormat, type BundlingOptions } from "aws-cdk-lib/aws-lambda-nodejs";
+import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
+import type { ISecret } from "aws-cdk-lib/aws-secretsmanager";
+import type { IQueue } from "aws-cdk-lib/aws-sqs";
+import type { Construct } from "constructs";
+import type { StackConfig } from "./config";
+import { FUNCTION_KEY_TAG, SERVICE_NAME, type FunctionSpec } from "./functions";
+
+/** Repository root: entries and the lock file resolve from here, whatever the cwd. */
+export const REPO_ROOT = fileURLToPath(new URL("..", import.meta.url));
+
+/** What the functions are wired to; ARNs may be tokens. */
+export interface FunctionDeps {
+  readonly config: StackConfig;
+  readonly table: ITable;
+  readonly queue: IQueue;
+  readonly providerKeys: ISecret;
+  readonly wsApiId: string;
+  readonly wsStageName: string;
+  /** https://<apiId>.execute-api.<region>.amazonaws.com/<stage> */
+  readonly wsManagementEndpoint: string;
+  /**
+   * Built from the state machine's fixed name, not a Ref: run-finalize is
+   * both a task of the state machine and a caller of it, and a Ref would be a
+   * CloudFormation dependency cycle.
+   */
+  readonly stateMachineArn: string;
+  readonly stateMachineName: string;
+}
+
+// ESM output still meets CommonJS dependencies that call `require`.
+const ESM_REQUIRE_BANNER =
+  "import { createRequire as __agentRunnerCreateRequire } from 'node:module';" +
+  "const require = __agentRunnerCreateRequire(import.meta.url);";
+
+const BUNDLING: BundlingOptions = {
+  format: OutputFormat.ESM,
+  target: "node22",
+  minify: true,
+  sourceMap: true,
+  banner: ESM_REQUIRE_BANNER,
+  mainFields: ["module", "main"],
+  // Ship the pinned @aws-sdk versions instead of whatever the runtime carries.
+  bundleAwsSDK: true,
+};
+
+export function createFunction(scope: Construct, spec: FunctionSpec, deps: FunctionDeps): NodejsFunction {
+  const id = constructIdOf(spec.key);
+  const fn = new NodejsFunction(scope, id, {
+    entry: join(REPO_ROOT, spec.entry),
+    handler: "handler",
+    projectRoot: REPO_ROOT,
+    depsLockFilePath: join(REPO_ROOT, "package-lock.json"),
+    runtime: Runtime.NODEJS_22_X,
+    architecture: Architecture.ARM_64,
+    timeout: Duration.seconds(spec.timeoutSeconds),
+    memorySize: spec.memoryMb,
+    description: `agent-runner ${spec.key}`,
+    bundling: BUNDLING,
+    logGroup: new LogGroup(scope, `${id}Logs`, {
+      retention: RetentionDays.ONE_MONTH,
+      removalPolicy: deps.config.removalPolicy,
+    }),
+    tracing: deps.config.tracing ? Tracing.ACTIVE : Tracing.DISABLED,
+    environment: environmentFor(spec, deps),
+  });
+  Tags.of(fn).add(FUNCTION_KEY_TAG, spec.key, { includeResourceTypes: ["AWS::Lambda::Function"] });
+  grantFor(fn, spec, deps);
+  attachTrigger(scope, fn, spec, deps);
+  return fn;
+}
+
+/** `run-finalize` -> `RunFinalizeFn` */
+export function constructIdOf(key: string): string {
+  const pascal = key.split("-").map((part) => part.charAt(0).toUpperCase() + part.slice(1));
+  return `${pascal.join("")}Fn`;
+}
+
+export function environmentFor(spec: FunctionSpec, deps: FunctionDeps): Record<string, string> {
+  const { config } = deps;
+  const env: Record<string, string> = {
+    NODE_OPTIONS: "--enable-source-maps",
+    TABLE_NAME: deps.table.tableName,
+    POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
+    POWERTOOLS_LOG_LEVEL: config.logLevel,
+  };
+  if (spec.intake) {
+    env.QUEUE_URL = deps.queue.queueUrl;
+    env.AUTH_TOKEN_SHA256 = config.authTokenSha256;
+  }
+  if (spec.wsManagement.length > 0) env.WS_MANAGEMENT_ENDPOINT = deps.wsManagementEndpoint;
+  if (spec.states.length > 0) env.STATE_MACHINE_ARN = deps.stateMachineArn;
+  if (spec.providers) {
+    env.MODEL = config.model;
+    env.PROVIDER_KEYS_SECRET_ARN = deps.providerKeys.secretArn;
+    if (config.openaiBaseUrl) env.OPENAI_BASE_URL = config.openaiBaseUrl;
+    if (config.anthropicBaseUrl) env.ANTHROPIC_BASE_URL = config.anthropicBaseUrl;
+  }
+  return env;
+}
+
+function grantFor(fn: NodejsFunction, spec: FunctionSpec, deps: FunctionDeps): void {
+  // table.grant scopes to the table ARN (and its indexes; there are none).
+  deps.table.grant(fn, ...spec.dynamodb.map((action) => `dynamodb:${action}`));
+  if (spec.intake) deps.queue.grantSendMessages(fn);
+  if (spec.providers) deps.providerKeys.grantRead(fn);
+  if (spec.wsManagement.length > 0) fn.addToRolePolicy(manageConnectionsStatement(fn, spec, deps));
+  for (const statement of statesStatements(fn, spec, deps)) fn.addToRolePolicy(statement);
+}
+
+function manageConnectionsStatement(scope: Construct, spec: FunctionSpec, deps: FunctionDeps): PolicyStatement {
+  const resources = spec.wsManagement.map((method) =>
+    Stack.of(scope).formatArn({
+      service: "execute-api",
+      resource: deps.wsApiId,
+      resourceName: `${deps.wsStageName}/${method}/@connections/*`,
+      arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+    }),
+  );
+  return new PolicyStatement({ actions: ["execute-api:ManageConnections"], resources });
+}
+
+function statesStatements(scope: Construct, spec: FunctionSpec, deps: FunctionDeps): PolicyStatement[] {
+  const statements: PolicyStatement[] = [];
+  if (spec.states.includes("StartExecution")) {
+    statements.push(new PolicyStatement({ actions: ["states:StartExecution"], resources: [deps.stateMachineArn] }));
+  }
+  // Describe/Stop act on executions, whose ARNs differ from the machine's.
+  const onExecutions = spec.states.filter((action) => action !== "StartExecution");
+  if (onExecutions.length > 0) {
+    const executions = Stack.of(scope).formatArn({
+      service: "states",
+      resource: "execution",
+      resourceName: `${deps.stateMachineName}:*`,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
+    statements.push(new PolicyStatement({ actions: onExecutions.map((a) => `states:${a}`), resources: [executions] }));
+  }
+  return statements;
+}
+
+function attachTrigger(scope: Construct, fn: NodejsFunction, spec: FunctionSpec, deps: FunctionDeps): void {
+  if (spec.trigger === "run-queue") {
+    // Partial batch failures: one bad message must not replay its whole batch.
+    fn.addEventSource(new SqsEventSource(deps.queue, { batchSize: 10, reportBatchItemFailures: true }));
+  } else if (spec.trigger === "every-minute") {
+    new Rule(scope, `${constructIdOf(spec.key)}Schedule`, {
+      schedule: Schedule.rate(Duration.minutes(1)),
+      targets: [new LambdaFunction(fn)],
+    });
+  }
+}
+
+/** The state machine ARN from its fixed name (see FunctionDeps.stateMachineArn). */
+export function stateMachineArnOf(scope: Construct, stateMachineName: string): string {
+  return Stack.of(scope).formatArn({
+    service: "states",
+    resource: "stateMachine",
+    resourceName: stateMachineName,
+    arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+  });
+}

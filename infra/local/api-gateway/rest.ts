@@ -1,0 +1,213 @@
+import type { APIGatewayProxyEvent } from "aws-lambda";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { addHeaderIfAbsent, headerMaps, queryMaps, readBody, sendGatewayError, sourceIpOf, splitTarget } from "./http";
+import { formatRequestTime, newGatewayId, newRestRequestId, newTraceId } from "./ids";
+import { invokeWithTimeout } from "./invoke";
+import { REST_PAYLOAD_BYTES, type GatewaySettings, type RestHandler } from "./types";
+
+const REST_FUNCTION_NAME = "rest-api";
+const LOCAL_ACCOUNT_ID = "000000000000";
+
+/** Per-request values API Gateway generates, kept together so the response can echo them. */
+interface RequestIds {
+  requestId: string;
+  extendedRequestId: string;
+  traceId: string;
+  nowMs: number;
+}
+
+/**
+ * The REST API as CDK's `LambdaRestApi` (proxy: true) builds it: `ANY /` and
+ * `ANY /{proxy+}`, both a Lambda proxy integration (payload format 1.0).
+ */
+export async function handleRestRequest(
+  req: IncomingMessage,
+  res: ServerResponse,
+  settings: GatewaySettings,
+  handler: RestHandler,
+): Promise<void> {
+  const nowMs = Date.now();
+  const ids: RequestIds = { requestId: newRestRequestId(), extendedRequestId: newGatewayId(), traceId: newTraceId(nowMs), nowMs };
+  const read = await readBody(req, REST_PAYLOAD_BYTES);
+  if (read.kind === "aborted") return;
+  if (read.kind === "tooLarge") {
+    // Node discards the unread rest of the body after the answer, so the client sees the 413.
+    sendGatewayError(res, 413, "Request Too Long", undefined, ids.requestId);
+    return;
+  }
+  const event = buildRestEvent(req, read.body, settings, ids);
+  const timeoutMs = settings.limits.integrationTimeoutMs;
+  const context = settings.createContext(REST_FUNCTION_NAME, timeoutMs);
+  const outcome = await invokeWithTimeout(() => handler(event, context), timeoutMs);
+  if (outcome.kind === "timedOut") {
+    sendGatewayError(res, 504, "Endpoint request timed out", undefined, ids.requestId);
+    return;
+  }
+  const response = outcome.kind === "returned" ? parseProxyResult(outcome.value) : undefined;
+  if (response === undefined) {
+    // A throw and a malformed result look the same to the client in AWS.
+    sendGatewayError(res, 502, "Internal server error", "InternalServerErrorException", ids.requestId);
+    return;
+  }
+  writeProxyResponse(res, response, ids);
+}
+
+export function buildRestEvent(req: IncomingMessage, body: Buffer, settings: GatewaySettings, ids: RequestIds): APIGatewayProxyEvent {
+  const { rawPath, search } = splitTarget(req.url ?? "/");
+  const isRoot = rawPath === "/";
+  const resource = isRoot ? "/" : "/{proxy+}";
+  const maps = headerMaps(req.rawHeaders);
+  const sourceIp = sourceIpOf(req);
+  addHeaderIfAbsent(maps, "X-Forwarded-For", sourceIp);
+  addHeaderIfAbsent(maps, "X-Forwarded-Port", String(req.socket.localPort ?? ""));
+  addHeaderIfAbsent(maps, "X-Forwarded-Proto", "http");
+  addHeaderIfAbsent(maps, "X-Amzn-Trace-Id", ids.traceId);
+  const query = queryMaps(search);
+  const domainName = req.headers.host ?? "localhost";
+  const { text, isBase64Encoded } = encodeRequestBody(body);
+  return {
+    resource,
+    path: rawPath,
+    httpMethod: req.method ?? "GET",
+    headers: maps.headers,
+    multiValueHeaders: maps.multiValueHeaders,
+    queryStringParameters: query?.queryStringParameters ?? null,
+    multiValueQueryStringParameters: query?.multiValueQueryStringParameters ?? null,
+    // `/{proxy+}` never matches the root, which is its own resource without parameters.
+    pathParameters: isRoot ? null : { proxy: decodePathSafely(rawPath.slice(1)) },
+    stageVariables: null,
+    requestContext: {
+      accountId: LOCAL_ACCOUNT_ID,
+      apiId: settings.apiId,
+      authorizer: undefined,
+      domainName,
+      domainPrefix: domainName.split(".")[0],
+      extendedRequestId: ids.extendedRequestId,
+      httpMethod: req.method ?? "GET",
+      identity: restIdentity(sourceIp, req.headers["user-agent"] ?? null),
+      // AWS reports the path as the client addressed it, with the stage in front.
+      path: `/${settings.stage}${rawPath}`,
+      protocol: `HTTP/${req.httpVersion}`,
+      requestId: ids.requestId,
+      requestTime: formatRequestTime(ids.nowMs),
+      requestTimeEpoch: ids.nowMs,
+      // Stable per gateway, like the id of the one proxy resource in AWS.
+      resourceId: settings.apiId.slice(0, 6),
+      resourcePath: resource,
+      stage: settings.stage,
+    },
+    body: text,
+    isBase64Encoded,
+  };
+}
+
+function restIdentity(sourceIp: string, userAgent: string | null): APIGatewayProxyEvent["requestContext"]["identity"] {
+  return {
+    accessKey: null,
+    accountId: null,
+    apiKey: null,
+    apiKeyId: null,
+    caller: null,
+    clientCert: null,
+    cognitoAuthenticationProvider: null,
+    cognitoAuthenticationType: null,
+    cognitoIdentityId: null,
+    cognitoIdentityPoolId: null,
+    principalOrgId: null,
+    sourceIp,
+    user: null,
+    userAgent,
+    userArn: null,
+  };
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * A REST API passes a body through as text unless its content type is one of
+ * the API's `binaryMediaTypes`, in which case it base64-encodes it. Locally
+ * there is no such list: anything that is not valid UTF-8 counts as binary,
+ * which is what a `binaryMediaTypes` covering the binary types we use gives.
+ */
+function encodeRequestBody(body: Buffer): { text: string | null; isBase64Encoded: boolean } {
+  if (body.length === 0) return { text: null, isBase64Encoded: false };
+  try {
+    return { text: utf8.decode(body), isBase64Encoded: false };
+  } catch {
+    return { text: body.toString("base64"), isBase64Encoded: true };
+  }
+}
+
+/** Path parameters arrive decoded; a malformed escape is passed through rather than failing the request. */
+function decodePathSafely(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+}
+
+interface ProxyResponse {
+  statusCode: number;
+  headers: Map<string, string[]>;
+  body: Buffer;
+}
+
+type HeaderValue = string | number | boolean;
+
+const isHeaderValue = (value: unknown): value is HeaderValue =>
+  typeof value === "string" || typeof value === "number" || typeof value === "boolean";
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+/**
+ * Validates a Lambda proxy result the way API Gateway does; `undefined` means
+ * "Malformed Lambda proxy response", which the client sees as a 502.
+ */
+export function parseProxyResult(result: unknown): ProxyResponse | undefined {
+  if (!isRecord(result)) return undefined;
+  const { statusCode, headers, multiValueHeaders, body, isBase64Encoded } = result;
+  if (typeof statusCode !== "number" || !Number.isInteger(statusCode) || statusCode < 100 || statusCode > 599) return undefined;
+  if (body !== undefined && body !== null && typeof body !== "string") return undefined;
+  if (isBase64Encoded !== undefined && typeof isBase64Encoded !== "boolean") return undefined;
+  const merged = mergeResultHeaders(headers, multiValueHeaders);
+  if (merged === undefined) return undefined;
+  const text = body ?? "";
+  return { statusCode, headers: merged, body: Buffer.from(text, isBase64Encoded === true ? "base64" : "utf8") };
+}
+
+/**
+ * Both maps may be given; when a name is in both, AWS keeps only the
+ * `multiValueHeaders` values. Names compare case-insensitively, as in HTTP.
+ */
+function mergeResultHeaders(headers: unknown, multiValueHeaders: unknown): Map<string, string[]> | undefined {
+  const merged = new Map<string, string[]>();
+  if (headers !== undefined && headers !== null) {
+    if (!isRecord(headers)) return undefined;
+    for (const [name, value] of Object.entries(headers)) {
+      if (!isHeaderValue(value)) return undefined;
+      merged.set(name.toLowerCase(), [String(value)]);
+    }
+  }
+  if (multiValueHeaders !== undefined && multiValueHeaders !== null) {
+    if (!isRecord(multiValueHeaders)) return undefined;
+    for (const [name, values] of Object.entries(multiValueHeaders)) {
+      if (!Array.isArray(values) || !values.every(isHeaderValue)) return undefined;
+      merged.set(name.toLowerCase(), values.map(String));
+    }
+  }
+  return merged;
+}
+
+function writeProxyResponse(res: ServerResponse, response: ProxyResponse, ids: RequestIds): void {
+  // REST APIs answer JSON unless the integration says otherwise.
+  if (!response.headers.has("content-type")) response.headers.set("content-type", ["application/json"]);
+  for (const [name, values] of response.headers) res.setHeader(name, values);
+  res.setHeader("content-length", response.body.length);
+  res.setHeader("x-amzn-RequestId", ids.requestId);
+  res.setHeader("x-amz-apigw-id", ids.extendedRequestId);
+  res.setHeader("X-Amzn-Trace-Id", ids.traceId);
+  res.statusCode = response.statusCode;
+  res.end(response.body);
+}

@@ -1,0 +1,115 @@
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from "aws-lambda";
+
+export type RestHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+
+/**
+ * The event API Gateway sends to a Lambda proxy integration of a WebSocket
+ * API. One shape for the three kinds, because consumers route on
+ * `requestContext.routeKey` and TypeScript cannot narrow a union on a nested
+ * discriminant anyway. Which fields are present, as in AWS:
+ * - CONNECT: headers, multiValueHeaders, query strings (only when the URL has any)
+ * - MESSAGE: body, messageId
+ * - DISCONNECT: headers (the small fixed set AWS sends), disconnectStatusCode, disconnectReason
+ */
+export interface WebSocketEvent {
+  requestContext: WebSocketRequestContext;
+  headers?: Record<string, string>;
+  multiValueHeaders?: Record<string, string[]>;
+  queryStringParameters?: Record<string, string>;
+  multiValueQueryStringParameters?: Record<string, string[]>;
+  body?: string;
+  isBase64Encoded: boolean;
+}
+
+export interface WebSocketRequestContext {
+  routeKey: string;
+  eventType: "CONNECT" | "MESSAGE" | "DISCONNECT";
+  /** Only MESSAGE events carry one; the key is present but undefined otherwise. */
+  messageId: string | undefined;
+  connectionId: string;
+  connectedAt: number;
+  domainName: string;
+  stage: string;
+  apiId: string;
+  requestId: string;
+  extendedRequestId: string;
+  requestTime: string;
+  requestTimeEpoch: number;
+  messageDirection: "IN";
+  identity: { sourceIp: string; userAgent?: string };
+  disconnectStatusCode?: number;
+  disconnectReason?: string;
+}
+
+/**
+ * What a WebSocket route integration may return. `headers` matters only on
+ * `$connect` (e.g. `Sec-WebSocket-Protocol`, which AWS echoes to the client
+ * only when the integration returns it). Bodies are not sent back to the
+ * client: routes have no route response, as with CDK's default
+ * (`returnResponse: false`).
+ */
+export interface WebSocketHandlerResult {
+  statusCode: number;
+  body?: string;
+  headers?: Record<string, string>;
+}
+
+export type WebSocketHandler = (event: WebSocketEvent, context: Context) => Promise<WebSocketHandlerResult | void>;
+
+export interface LocalApiGatewayLimits {
+  /** Whole WebSocket message, inbound and via PostToConnection. AWS: 128 KB. */
+  messageBytes?: number;
+  /** Single inbound WebSocket frame. AWS: 32 KB. */
+  frameBytes?: number;
+  /** Closes a connection without inbound messages for this long. AWS: 10 min. */
+  idleTimeoutMs?: number;
+  /** Closes any connection after this long. AWS: 2 h. */
+  maxConnectionMs?: number;
+  /** REST and WebSocket integrations. AWS: 29 s. */
+  integrationTimeoutMs?: number;
+}
+
+export interface LocalApiGatewayOptions {
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** 0 picks any free port. */
+  port: number;
+  stage: string;
+  restHandler: RestHandler;
+  webSocketHandler: WebSocketHandler;
+  /** Route keys known to the WebSocket API besides $connect/$disconnect/$default; the route selection expression is `$request.body.method`. */
+  webSocketRoutes: string[];
+  limits?: LocalApiGatewayLimits;
+  createContext?: (functionName: string, timeoutMs: number) => Context;
+}
+
+export interface LocalApiGateway {
+  /** No stage prefix locally: `${restUrl}/v1/agent`. */
+  restUrl: string;
+  /** `ws://host:port/ws`. */
+  webSocketUrl: string;
+  /** `http://host:port/{stage}`; give it to ApiGatewayManagementApiClient as `endpoint`. */
+  managementEndpoint: string;
+  close(): Promise<void>;
+  connectionCount(): number;
+}
+
+export const DEFAULT_LIMITS: Required<LocalApiGatewayLimits> = {
+  messageBytes: 128 * 1024,
+  frameBytes: 32 * 1024,
+  idleTimeoutMs: 10 * 60 * 1000,
+  maxConnectionMs: 2 * 60 * 60 * 1000,
+  integrationTimeoutMs: 29_000,
+};
+
+/** API Gateway rejects REST request payloads over 10 MB. */
+export const REST_PAYLOAD_BYTES = 10 * 1024 * 1024;
+
+/** Everything the REST, WebSocket and management parts share about one gateway. */
+export interface GatewaySettings {
+  stage: string;
+  apiId: string;
+  webSocketPath: string;
+  limits: Required<LocalApiGatewayLimits>;
+  createContext: (functionName: string, timeoutMs: number) => Context;
+}

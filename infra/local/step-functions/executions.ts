@@ -1,0 +1,118 @@
+/**
+ * The executions the local Step Functions knows: running ones, and a bounded
+ * history of closed ones (AWS keeps closed Standard executions for 90 days;
+ * a long-lived local process must not grow without bound). Also answers
+ * "is anything still running?" for tests and shutdown.
+ */
+
+export type ExecutionStatus = "RUNNING" | "SUCCEEDED" | "FAILED" | "TIMED_OUT" | "ABORTED";
+export type ClosedStatus = Exclude<ExecutionStatus, "RUNNING">;
+
+export interface ExecutionSummary {
+  executionArn: string;
+  stateMachineArn: string;
+  name: string;
+  status: ExecutionStatus;
+  startDate: Date;
+  stopDate?: Date;
+  /** The execution input as given to StartExecution. */
+  input: string;
+  output?: string;
+  error?: string;
+  cause?: string;
+}
+
+export interface ExecutionOutcome {
+  status: ClosedStatus;
+  output?: string;
+  error?: string;
+  cause?: string;
+}
+
+export interface ExecutionRecord extends ExecutionSummary {
+  /** The parsed input, for the idempotency comparison. */
+  inputValue: unknown;
+}
+
+export const DEFAULT_MAX_CLOSED_EXECUTIONS = 1000;
+
+export class ExecutionStore {
+  private readonly records = new Map<string, ExecutionRecord>();
+  private readonly closedOrder: string[] = [];
+  private readonly idleWaiters: Array<() => void> = [];
+  private running = 0;
+  private pendingWork = 0;
+
+  constructor(private readonly maxClosed = DEFAULT_MAX_CLOSED_EXECUTIONS) {}
+
+  find(executionArn: string): ExecutionRecord | undefined {
+    return this.records.get(executionArn);
+  }
+
+  add(record: ExecutionRecord): void {
+    this.records.set(record.executionArn, record);
+    this.running += 1;
+  }
+
+  /** Closes a running execution; the first outcome wins, later ones are ignored. */
+  close(record: ExecutionRecord, outcome: ExecutionOutcome): boolean {
+    if (record.status !== "RUNNING") return false;
+    Object.assign(record, outcome, { stopDate: new Date() });
+    this.running -= 1;
+    this.closedOrder.push(record.executionArn);
+    this.evictOldestClosed();
+    this.notifyIfIdle();
+    return true;
+  }
+
+  list(stateMachineArn?: string, status?: ExecutionStatus): ExecutionSummary[] {
+    return [...this.records.values()]
+      .filter((record) => stateMachineArn === undefined || record.stateMachineArn === stateMachineArn)
+      .filter((record) => status === undefined || record.status === status)
+      .sort((a, b) => b.startDate.getTime() - a.startDate.getTime())
+      .map(toSummary);
+  }
+
+  runningRecords(): ExecutionRecord[] {
+    return [...this.records.values()].filter((record) => record.status === "RUNNING");
+  }
+
+  /** Counts work (a task invocation, a pending notification) as activity until it settles. */
+  track<T>(work: Promise<T>): Promise<T> {
+    this.pendingWork += 1;
+    return work.finally(() => {
+      this.pendingWork -= 1;
+      this.notifyIfIdle();
+    });
+  }
+
+  isIdle(): boolean {
+    return this.running === 0 && this.pendingWork === 0;
+  }
+
+  /**
+   * Resolves when no execution runs and no task invocation is in flight
+   * (a stopped execution's task may still be finishing).
+   */
+  waitForIdle(): Promise<void> {
+    if (this.isIdle()) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private notifyIfIdle(): void {
+    if (!this.isIdle()) return;
+    for (const resolve of this.idleWaiters.splice(0)) resolve();
+  }
+
+  private evictOldestClosed(): void {
+    while (this.closedOrder.length > this.maxClosed) {
+      const arn = this.closedOrder.shift();
+      if (arn !== undefined) this.records.delete(arn);
+    }
+  }
+}
+
+export function toSummary(record: ExecutionRecord): ExecutionSummary {
+  const { executionArn, stateMachineArn, name, status, startDate, stopDate, input, output, error, cause } = record;
+  return { executionArn, stateMachineArn, name, status, startDate, stopDate, input, output, error, cause };
+}

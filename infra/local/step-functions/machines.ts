@@ -1,0 +1,60 @@
+/**
+ * State machines registered with the local Step Functions: the ASL, checked
+ * and prepared once, and its Task states bound to in-process handlers.
+ */
+import { StateMachine } from "aws-local-stepfunctions";
+import { type ArnScope, isValidName, stateMachineArn } from "./arns";
+import { prepareDefinition } from "./definition";
+import { bindTaskHandlers, type TaskHandler, type TaskOverride } from "./tasks";
+
+export interface LocalStateMachine {
+  name: string;
+  /** The ASL definition (JSON object), e.g. rendered from the CDK app. */
+  definition: object;
+  /** Task `Resource` (a Lambda function ARN) -> the function's handler. */
+  taskHandlers: Record<string, TaskHandler>;
+  /** Lambda function ARN -> the function's timeout; Lambda's 3 s default otherwise. */
+  taskTimeoutsMs?: Record<string, number>;
+}
+
+export interface RegisteredMachine {
+  arn: string;
+  name: string;
+  engine: StateMachine;
+  overrides: Record<string, TaskOverride>;
+}
+
+export class MachineRegistry {
+  private readonly machines = new Map<string, RegisteredMachine>();
+
+  constructor(
+    private readonly scope: ArnScope,
+    private readonly track: <T>(work: Promise<T>) => Promise<T>,
+  ) {}
+
+  /**
+   * Registers (or replaces, like UpdateStateMachine) a machine. Throws at once
+   * on an invalid name, an invalid ASL, or a Task no handler serves, rather
+   * than failing the first execution.
+   */
+  register(machine: LocalStateMachine): string {
+    if (!isValidName(machine.name)) throw new Error(`Invalid state machine name: '${machine.name}'`);
+    const definition = prepareDefinition(machine.definition);
+    // The constructor validates the ASL (asl-validator: ARNs and JSONPaths too).
+    const engine = new StateMachine(definition);
+    const overrides = bindTaskHandlers(definition, {
+      taskHandlers: machine.taskHandlers,
+      taskTimeoutsMs: machine.taskTimeoutsMs,
+      region: this.scope.region,
+      accountId: this.scope.accountId,
+      track: this.track,
+    });
+    const arn = stateMachineArn(this.scope, machine.name);
+    this.machines.set(arn, { arn, name: machine.name, engine, overrides });
+    return arn;
+  }
+
+  get(arn: string): RegisteredMachine | undefined {
+    return this.machines.get(arn);
+  }
+}

@@ -1,0 +1,200 @@
+/**
+ * Runs executions with aws-local-stepfunctions and turns how the library
+ * settles into Step Functions' execution statuses. Every path ends in a
+ * closed status: a library crash is FAILED (States.Runtime), never a hang.
+ */
+import {
+  ExecutionAbortedError,
+  ExecutionError,
+  ExecutionTimeoutError,
+  type StateMachine,
+} from "aws-local-stepfunctions";
+import type { LocalLogger } from "../lambda-context";
+import type { ArnScope } from "./arns";
+import { STATES_DATA_LIMIT_EXCEEDED, STATES_RUNTIME, STATES_TIMEOUT } from "./errors";
+import {
+  type ExecutionOutcome,
+  type ExecutionRecord,
+  type ExecutionStore,
+  type ExecutionSummary,
+  toSummary,
+} from "./executions";
+import { dataLimitCause, exceedsStateLimit } from "./limits";
+import type { RegisteredMachine } from "./machines";
+import type { JsonValue } from "./tasks";
+
+type EngineRun = ReturnType<StateMachine["run"]>;
+/** One entry of the library's execution event log (StateEntered, StateExited, ...). */
+export type EngineEvent = EngineRun["eventLogs"] extends AsyncGenerator<infer E> ? E : never;
+
+export type LocalExecutionEvent =
+  | { kind: "state"; executionArn: string; stateMachineArn: string; event: EngineEvent }
+  | { kind: "closed"; execution: ExecutionSummary };
+
+export interface StopDetail {
+  error?: string;
+  cause?: string;
+}
+
+export interface Runner {
+  launch(record: ExecutionRecord, machine: RegisteredMachine): void;
+  /** StopExecution: ABORTED now, with the caller's error and cause; no-op when closed. */
+  stop(record: ExecutionRecord, detail: StopDetail): void;
+}
+
+export interface RunnerDeps {
+  store: ExecutionStore;
+  scope: ArnScope;
+  emit: (event: LocalExecutionEvent) => void;
+  logger?: LocalLogger;
+}
+
+/** How long a closed execution's "closed" event waits for its event log to drain. */
+const DRAIN_GRACE_MS = 1_000;
+
+interface RunHandle {
+  abort: () => void;
+  /** Settles when the library's event log is fully read. */
+  drained: Promise<void>;
+}
+
+export function createRunner(deps: RunnerDeps): Runner {
+  const handles = new Map<string, RunHandle>();
+  const finish = (record: ExecutionRecord, outcome: ExecutionOutcome): void => {
+    if (record.status !== "RUNNING") return;
+    const handle = handles.get(record.executionArn);
+    handles.delete(record.executionArn);
+    // Tracked before the status changes so that waitForIdle also waits for
+    // the "closed" event, which comes after the execution's last state event.
+    void deps.store.track(
+      settleWithin(handle?.drained, DRAIN_GRACE_MS).then(() => {
+        deps.emit({ kind: "closed", execution: toSummary(record) });
+      }),
+    );
+    deps.store.close(record, outcome);
+  };
+  return {
+    launch: (record, machine) => {
+      const handle = launch(record, machine, deps, finish);
+      if (handle && record.status === "RUNNING") handles.set(record.executionArn, handle);
+    },
+    stop: (record, detail) => {
+      const abort = handles.get(record.executionArn)?.abort;
+      finish(record, { status: "ABORTED", ...detail });
+      abort?.();
+    },
+  };
+}
+
+function launch(
+  record: ExecutionRecord,
+  machine: RegisteredMachine,
+  deps: RunnerDeps,
+  finish: (record: ExecutionRecord, outcome: ExecutionOutcome) => void,
+): RunHandle | undefined {
+  // Set when the runner itself fails the execution (a state output over the
+  // quota): the library only knows "aborted", the record must say why.
+  let failure: StopDetail | undefined;
+  try {
+    const run = machine.engine.run(record.inputValue as JsonValue, {
+      overrides: { taskResourceLocalHandlers: machine.overrides },
+      context: contextObject(record, machine, deps.scope),
+    });
+    const onEvent = (event: EngineEvent): void => {
+      deps.emit({ kind: "state", executionArn: record.executionArn, stateMachineArn: machine.arn, event });
+      const overLimit = oversizedStateOutput(event);
+      if (overLimit && !failure) {
+        failure = { error: STATES_DATA_LIMIT_EXCEEDED, cause: overLimit };
+        run.abort();
+      }
+    };
+    const drained = consumeEvents(run.eventLogs, onEvent, deps.logger);
+    run.result.then(
+      (output) => finish(record, successOutcome(output)),
+      (error: unknown) => finish(record, failureOutcome(error, failure)),
+    );
+    return { abort: run.abort, drained };
+  } catch (error) {
+    finish(record, failureOutcome(error, undefined));
+    return undefined;
+  }
+}
+
+function settleWithin(work: Promise<void> | undefined, ms: number): Promise<void> {
+  if (!work) return Promise.resolve();
+  let timer: NodeJS.Timeout | undefined;
+  const grace = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  return Promise.race([work, grace]).finally(() => clearTimeout(timer));
+}
+
+/** The Context Object (`$$`): what Step Functions provides that we can know. */
+function contextObject(record: ExecutionRecord, machine: RegisteredMachine, scope: ArnScope) {
+  return {
+    Execution: {
+      Id: record.executionArn,
+      Name: record.name,
+      RoleArn: `arn:aws:iam::${scope.accountId}:role/local-step-functions`,
+      StartTime: record.startDate.toISOString(),
+      RedriveCount: 0,
+    },
+    StateMachine: { Id: machine.arn, Name: machine.name },
+  };
+}
+
+/**
+ * The library queues events until they are read, so we always drain the log
+ * (an unread log would grow for the whole execution). A failing listener must
+ * not stop the draining.
+ */
+function consumeEvents(
+  events: AsyncGenerator<EngineEvent>,
+  onEvent: (event: EngineEvent) => void,
+  logger: LocalLogger | undefined,
+): Promise<void> {
+  const drain = async (): Promise<void> => {
+    for await (const event of events) {
+      try {
+        onEvent(event);
+      } catch (error) {
+        logger?.error("local step functions: execution event listener failed", { error: String(error) });
+      }
+    }
+  };
+  return drain().catch((error: unknown) => {
+    logger?.error("local step functions: event log failed", { error: String(error) });
+  });
+}
+
+/**
+ * Task results are checked where they are produced (tasks.ts); this catches
+ * the other states (Pass, Parallel, ResultPath merges). The event arrives
+ * after the library moved on, so the next state may already have started:
+ * the execution still ends FAILED with States.DataLimitExceeded.
+ */
+function oversizedStateOutput(event: EngineEvent): string | undefined {
+  if (event.type !== "StateExited") return undefined;
+  return exceedsStateLimit(event.state.output) ? dataLimitCause(event.state.name) : undefined;
+}
+
+function successOutcome(output: unknown): ExecutionOutcome {
+  if (exceedsStateLimit(output)) {
+    return {
+      status: "FAILED",
+      error: STATES_DATA_LIMIT_EXCEEDED,
+      cause: "The execution output has a size exceeding the maximum number of bytes service limit.",
+    };
+  }
+  return { status: "SUCCEEDED", output: JSON.stringify(output ?? null) };
+}
+
+function failureOutcome(error: unknown, failure: StopDetail | undefined): ExecutionOutcome {
+  if (failure) return { status: "FAILED", ...failure };
+  if (error instanceof ExecutionTimeoutError) return { status: "TIMED_OUT", error: STATES_TIMEOUT };
+  if (error instanceof ExecutionAbortedError) return { status: "ABORTED" };
+  if (error instanceof ExecutionError && error.cause instanceof Error) {
+    return { status: "FAILED", error: error.cause.name, cause: error.cause.message };
+  }
+  return { status: "FAILED", error: STATES_RUNTIME, cause: error instanceof Error ? error.message : String(error) };
+}

@@ -1,0 +1,48 @@
+/**
+ * API surface shared by the CDK stack and the local front door, so both
+ * expose exactly the same routes. Pure data: importing this file must not
+ * load aws-cdk-lib.
+ */
+
+/** API Gateway stage name of both APIs (also the Management API path prefix). */
+export const REST_STAGE_NAME = "prod";
+export const WS_STAGE_NAME = "prod";
+
+/** WebSocket frames are `{type:"req", id, method, params}`: route on `method`. */
+export const WS_ROUTE_SELECTION_EXPRESSION = "$request.body.method";
+
+/** API Gateway's built-in WebSocket routes. */
+export const WS_SYSTEM_ROUTES = ["$connect", "$disconnect", "$default"] as const;
+
+/**
+ * Protocol methods that get their own route (anything else lands on
+ * `$default`, which answers with an "unknown method" error).
+ */
+export const WS_METHOD_ROUTES = [
+  "connect",
+  "agent",
+  "agent.wait",
+  "sessions.subscribe",
+  "sessions.unsubscribe",
+  "sessions.list",
+  "sessions.history",
+  "runs.abort",
+  "events.replay",
+] as const;
+
+export type WsMethodRoute = (typeof WS_METHOD_ROUTES)[number];
+export type WsRouteKey = (typeof WS_SYSTEM_ROUTES)[number] | WsMethodRoute;
+
+/** Every route key the WebSocket API declares, all integrated with `ws-api`. */
+export const WS_ROUTE_KEYS: readonly WsRouteKey[] = [...WS_SYSTEM_ROUTES, ...WS_METHOD_ROUTES];
+
+/**
+ * Routes whose Lambda result `body` is sent back to the caller as a frame
+ * (two-way routes). `$connect`/`$disconnect` cannot answer with a frame.
+ * Note: API Gateway cuts a WebSocket integration at 29 s, so a handler that
+ * may wait longer (agent.wait) must post its `res` frame through the
+ * Management API instead of returning it.
+ */
+export function wsRouteReturnsResponse(routeKey: WsRouteKey): boolean {
+  return routeKey !== "$connect" && routeKey !== "$disconnect";
+}

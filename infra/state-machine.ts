@@ -1,0 +1,169 @@
+/**
+ * The outer run loop as a Step Functions Standard state machine. The ASL only
+ * moves ids and switches on the decision the Lambdas return; all policy lives
+ * in `shared/core`. JSONPath only: the local executor gets JSONata wrong.
+ *
+ *   StartRun -> Attempt -> Route --attempt--> Attempt
+ *                  |         |----wait-----> WaitBeforeRetry -> Attempt
+ *                  | crash   '----finalize/other--> FinalizeRun -> Done
+ *                  v                                   | (retries exhausted)
+ *             RecoverAttempt -> Route                  '-> FinalizeFailed
+ */
+import { Duration } from "aws-cdk-lib";
+import type { IFunction } from "aws-cdk-lib/aws-lambda";
+import type { ILogGroup } from "aws-cdk-lib/aws-logs";
+import {
+  Choice,
+  Condition,
+  DefinitionBody,
+  Fail,
+  JsonPath,
+  LogLevel,
+  StateMachine,
+  StateMachineType,
+  Succeed,
+  TaskInput,
+  Wait,
+  WaitTime,
+  type RetryProps,
+} from "aws-cdk-lib/aws-stepfunctions";
+import { LambdaInvoke } from "aws-cdk-lib/aws-stepfunctions-tasks";
+import type { Construct } from "constructs";
+
+export const STATE_NAMES = {
+  startRun: "StartRun",
+  attempt: "Attempt",
+  recoverAttempt: "RecoverAttempt",
+  route: "Route",
+  waitBeforeRetry: "WaitBeforeRetry",
+  finalizeRun: "FinalizeRun",
+  done: "Done",
+  finalizeFailed: "FinalizeFailed",
+} as const;
+
+/** Which function each Task state invokes. */
+export const TASK_FUNCTIONS = {
+  [STATE_NAMES.startRun]: "run-start",
+  [STATE_NAMES.attempt]: "attempt",
+  [STATE_NAMES.recoverAttempt]: "decide",
+  [STATE_NAMES.finalizeRun]: "run-finalize",
+} as const;
+
+export type TaskFunctionKey = (typeof TASK_FUNCTIONS)[keyof typeof TASK_FUNCTIONS];
+
+/** Invocation failures of the Lambda service itself: the handler never ran or its answer was lost. */
+export const LAMBDA_TRANSIENT_ERRORS = [
+  "Lambda.ServiceException",
+  "Lambda.AWSLambdaException",
+  "Lambda.SdkClientException",
+  "Lambda.TooManyRequestsException",
+] as const;
+
+export const ALL_ERRORS = "States.ALL";
+/** Error of the terminal Fail state when the run could not even be finalized. */
+export const FINALIZE_FAILED_ERROR = "FinalizeFailed";
+
+/** Every name a Retry or Catch may match on; a test fails on any other. */
+export const PINNED_ERROR_NAMES: readonly string[] = [...LAMBDA_TRANSIENT_ERRORS, ALL_ERRORS];
+
+/** `decision.action` values the Route state switches on. */
+export const ROUTE_ACTIONS = { attempt: "attempt", wait: "wait", finalize: "finalize" } as const;
+
+export const STATE_PATHS = {
+  runId: "$.runId",
+  decisionAction: "$.decision.action",
+  waitSeconds: "$.decision.waitSeconds",
+  /** Where a caught error lands: `{Error, Cause}`. */
+  crash: "$.crash",
+} as const;
+
+export const LAMBDA_RETRY = { intervalSeconds: 2, maxAttempts: 3, backoffRate: 2 } as const;
+export const FINALIZE_RETRY = { intervalSeconds: 1, maxAttempts: 5, backoffRate: 2 } as const;
+
+/** Run budget (48 h, the agent run default) plus an hour for finalization. */
+export const RUN_BUDGET_SECONDS = 48 * 3600;
+export const STATE_MACHINE_TIMEOUT_SECONDS = RUN_BUDGET_SECONDS + 3600;
+
+export interface RunStateMachineProps {
+  readonly functions: Readonly<Record<TaskFunctionKey, IFunction>>;
+  readonly stateMachineName: string;
+  readonly logGroup: ILogGroup;
+  readonly tracing: boolean;
+}
+
+export function createRunStateMachine(scope: Construct, id: string, props: RunStateMachineProps): StateMachine {
+  return new StateMachine(scope, id, {
+    stateMachineName: props.stateMachineName,
+    stateMachineType: StateMachineType.STANDARD,
+    definitionBody: DefinitionBody.fromChainable(buildRunLoop(scope, props.functions)),
+    timeout: Duration.seconds(STATE_MACHINE_TIMEOUT_SECONDS),
+    // ERROR only: execution data would copy run ids and crash causes into logs on every step.
+    logs: { destination: props.logGroup, level: LogLevel.ERROR, includeExecutionData: false },
+    tracingEnabled: props.tracing,
+  });
+}
+
+function retryOf(errors: readonly string[], retry: typeof LAMBDA_RETRY | typeof FINALIZE_RETRY): RetryProps {
+  return {
+    errors: [...errors],
+    interval: Duration.seconds(retry.intervalSeconds),
+    maxAttempts: retry.maxAttempts,
+    backoffRate: retry.backoffRate,
+  };
+}
+
+/** A Lambda task whose `Resource` is the function ARN and whose result replaces the state. */
+function lambdaTask(scope: Construct, name: string, fn: IFunction, payload?: TaskInput): LambdaInvoke {
+  return LambdaInvoke.jsonPath(scope, name, {
+    lambdaFunction: fn,
+    payload,
+    payloadResponseOnly: true,
+    // Our own Retry below, so every matched error name is pinned.
+    retryOnServiceExceptions: false,
+  });
+}
+
+function buildRunLoop(scope: Construct, fns: RunStateMachineProps["functions"]): LambdaInvoke {
+  const crashCatch = { errors: [ALL_ERRORS], resultPath: STATE_PATHS.crash };
+  const transient = retryOf(LAMBDA_TRANSIENT_ERRORS, LAMBDA_RETRY);
+
+  const startRun = lambdaTask(scope, STATE_NAMES.startRun, fns["run-start"], TaskInput.fromObject({
+    runId: JsonPath.stringAt(STATE_PATHS.runId),
+  }));
+  // Whole state in: it only ever holds ids, counters and the last decision.
+  const attempt = lambdaTask(scope, STATE_NAMES.attempt, fns.attempt);
+  const recover = lambdaTask(scope, STATE_NAMES.recoverAttempt, fns.decide);
+  const finalize = lambdaTask(scope, STATE_NAMES.finalizeRun, fns["run-finalize"]);
+  const route = buildRoute(scope, attempt, finalize);
+
+  startRun.addRetry(transient).addCatch(recover, crashCatch).next(attempt);
+  attempt.addRetry(transient).addCatch(recover, crashCatch).next(route);
+  // A crash while deciding still ends the run: finalize sees `crash` and no decision.
+  recover.addRetry(transient).addCatch(finalize, crashCatch).next(route);
+  finalize
+    .addRetry(retryOf([ALL_ERRORS], FINALIZE_RETRY))
+    .addCatch(Fail.jsonPath(scope, STATE_NAMES.finalizeFailed, {
+      error: FINALIZE_FAILED_ERROR,
+      cause: "run-finalize kept failing; the sweeper frees the session lane",
+    }))
+    .next(Succeed.jsonPath(scope, STATE_NAMES.done));
+  return startRun;
+}
+
+function buildRoute(scope: Construct, attempt: LambdaInvoke, finalize: LambdaInvoke): Choice {
+  const waitBeforeRetry = Wait.jsonPath(scope, STATE_NAMES.waitBeforeRetry, {
+    time: WaitTime.secondsPath(STATE_PATHS.waitSeconds),
+  }).next(attempt);
+  const { decisionAction, waitSeconds } = STATE_PATHS;
+  // A Choice rule on a missing path is a States.Runtime error that nothing can
+  // catch, so a malformed decision is routed to FinalizeRun explicitly.
+  return Choice.jsonPath(scope, STATE_NAMES.route)
+    .when(Condition.isNotPresent(decisionAction), finalize)
+    .when(Condition.stringEquals(decisionAction, ROUTE_ACTIONS.attempt), attempt)
+    .when(
+      Condition.and(Condition.stringEquals(decisionAction, ROUTE_ACTIONS.wait), Condition.isNumeric(waitSeconds)),
+      waitBeforeRetry,
+    )
+    .when(Condition.stringEquals(decisionAction, ROUTE_ACTIONS.finalize), finalize)
+    .otherwise(finalize);
+}

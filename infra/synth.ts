@@ -1,0 +1,210 @@
+/**
+ * In-process synthesis for the local stack: build the very same CDK app,
+ * take the state machine's DefinitionString from the template and resolve it
+ * into plain ASL with placeholder Lambda ARNs, so the local executor runs the
+ * definition that `cdk deploy` would ship.
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { App } from "aws-cdk-lib";
+import { FUNCTION_KEYS, FUNCTION_KEY_TAG } from "./functions";
+import { REPO_ROOT, constructIdOf } from "./lambdas";
+import { AgentRunnerStack, STACK_ID } from "./stack";
+
+export type CfnTemplate = { Resources?: Record<string, CfnResource> } & Record<string, unknown>;
+export interface CfnResource {
+  Type: string;
+  Properties?: Record<string, unknown>;
+  Metadata?: Record<string, unknown>;
+}
+
+export interface SynthOptions {
+  /** Run esbuild for every function (default false: skipped, fast, offline). */
+  bundling?: boolean;
+  /** Extra CDK context, e.g. `{ model: "openai/gpt-4o-mini" }`. */
+  context?: Record<string, unknown>;
+}
+
+/** Synthesizes AgentRunnerStack in-process and returns its CloudFormation template. */
+export function synthesizeTemplate(opts: SynthOptions = {}): CfnTemplate {
+  const outdir = mkdtempSync(join(tmpdir(), "agent-runner-synth-"));
+  try {
+    const context: Record<string, unknown> = {
+      ...readCdkJsonContext(),
+      "aws:cdk:enable-path-metadata": true,
+      ...opts.context,
+    };
+    // An empty list means "bundle no stack": assets get a placeholder hash.
+    if (!opts.bundling) context["aws:cdk:bundling-stacks"] = [];
+    const app = new App({ outdir, context });
+    const stack = new AgentRunnerStack(app, STACK_ID);
+    return app.synth().getStackArtifact(stack.artifactId).template as CfnTemplate;
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
+  }
+}
+
+/** Same feature flags as `cdk synth`, so both paths produce the same template. */
+function readCdkJsonContext(): Record<string, unknown> {
+  const cdkJson = JSON.parse(readFileSync(join(REPO_ROOT, "cdk.json"), "utf8")) as { context?: Record<string, unknown> };
+  return cdkJson.context ?? {};
+}
+
+/** `Fn::GetAtt [logicalId, Arn]` of every Lambda function -> its key, from our tag or the construct path. */
+export function functionKeysByLogicalId(template: CfnTemplate): Record<string, string> {
+  const keys: Record<string, string> = {};
+  for (const [logicalId, resource] of Object.entries(template.Resources ?? {})) {
+    if (resource.Type !== "AWS::Lambda::Function") continue;
+    const key = keyFromTags(resource) ?? keyFromPath(resource);
+    if (key) keys[logicalId] = key;
+  }
+  return keys;
+}
+
+function keyFromTags(resource: CfnResource): string | undefined {
+  const tags = resource.Properties?.Tags;
+  if (!Array.isArray(tags)) return undefined;
+  const tag = tags.find((t): t is { Key: string; Value: string } => isRecord(t) && t.Key === FUNCTION_KEY_TAG);
+  return tag?.Value;
+}
+
+/** Fallback: `AgentRunner/RunFinalizeFn/Resource` -> `run-finalize`. */
+function keyFromPath(resource: CfnResource): string | undefined {
+  const path = resource.Metadata?.["aws:cdk:path"];
+  if (typeof path !== "string") return undefined;
+  const constructId = path.split("/").at(-2);
+  return FUNCTION_KEYS.find((key) => constructIdOf(key) === constructId);
+}
+
+export interface RenderOptions {
+  region: string;
+  accountId: string;
+}
+
+export interface RenderedStateMachine {
+  /** Plain ASL, no CloudFormation intrinsics left. */
+  definition: Record<string, unknown>;
+  /** Task `Resource` ARN in `definition` -> function key (e.g. "attempt"). */
+  taskFunctions: Record<string, string>;
+}
+
+/** Placeholder ARN the rendered ASL uses for a function key. */
+export function placeholderFunctionArn(key: string, opts: RenderOptions): string {
+  return `arn:aws:lambda:${opts.region}:${opts.accountId}:function:agent-runner-${key}`;
+}
+
+export function renderStateMachineDefinition(template: CfnTemplate, opts: RenderOptions): RenderedStateMachine {
+  const machine = onlyResourceOfType(template, "AWS::StepFunctions::StateMachine");
+  const resolved = resolveIntrinsics(machine.Properties?.DefinitionString, resolverFor(template, opts));
+  if (typeof resolved !== "string") throw new Error("DefinitionString did not resolve to a string");
+  const definition = JSON.parse(resolved) as Record<string, unknown>;
+  return { definition, taskFunctions: taskFunctionsOf(definition, template, opts) };
+}
+
+/** Sorted route keys of the WebSocket API. */
+export function listWebSocketRoutes(template: CfnTemplate): string[] {
+  return Object.values(template.Resources ?? {})
+    .filter((r) => r.Type === "AWS::ApiGatewayV2::Route")
+    .map((r) => String(r.Properties?.RouteKey))
+    .sort();
+}
+
+function onlyResourceOfType(template: CfnTemplate, type: string): CfnResource {
+  const found = Object.values(template.Resources ?? {}).filter((r) => r.Type === type);
+  if (found.length !== 1) throw new Error(`expected exactly one ${type}, found ${found.length}`);
+  return found[0];
+}
+
+function taskFunctionsOf(definition: Record<string, unknown>, template: CfnTemplate, opts: RenderOptions): Record<string, string> {
+  const arnToKey = new Map(
+    Object.values(functionKeysByLogicalId(template)).map((key) => [placeholderFunctionArn(key, opts), key]),
+  );
+  const taskFunctions: Record<string, string> = {};
+  for (const state of allStates(definition)) {
+    if (state.Type !== "Task" || typeof state.Resource !== "string") continue;
+    const key = arnToKey.get(state.Resource);
+    if (!key) throw new Error(`task resource ${state.Resource} is not one of the stack's functions`);
+    taskFunctions[state.Resource] = key;
+  }
+  return taskFunctions;
+}
+
+/** States at any depth (Parallel branches, Map item processors). */
+function allStates(machine: Record<string, unknown>): Record<string, unknown>[] {
+  const states = isRecord(machine.States) ? Object.values(machine.States).filter(isRecord) : [];
+  return states.flatMap((state) => [state, ...nestedMachines(state).flatMap(allStates)]);
+}
+
+function nestedMachines(state: Record<string, unknown>): Record<string, unknown>[] {
+  const branches = Array.isArray(state.Branches) ? state.Branches.filter(isRecord) : [];
+  const processors = [state.ItemProcessor, state.Iterator].filter(isRecord);
+  return [...branches, ...processors];
+}
+
+// ---- CloudFormation intrinsic resolution ---------------------------------
+
+type Resolver = { ref(name: string): string; getAtt(logicalId: string, attribute: string): string };
+
+const PSEUDO_PARAMETERS = (opts: RenderOptions): Record<string, string> => ({
+  "AWS::Region": opts.region,
+  "AWS::AccountId": opts.accountId,
+  "AWS::Partition": "aws",
+  "AWS::URLSuffix": "amazonaws.com",
+  "AWS::StackName": STACK_ID,
+});
+
+function resolverFor(template: CfnTemplate, opts: RenderOptions): Resolver {
+  const pseudo = PSEUDO_PARAMETERS(opts);
+  const functionKeys = functionKeysByLogicalId(template);
+  const functionKeyOf = (logicalId: string): string => {
+    const key = functionKeys[logicalId];
+    if (!key) throw new Error(`cannot render a reference to ${logicalId}: not a known Lambda function`);
+    return key;
+  };
+  return {
+    ref: (name) => pseudo[name] ?? `agent-runner-${functionKeyOf(name)}`,
+    getAtt: (logicalId, attribute) => {
+      if (attribute !== "Arn") throw new Error(`cannot render Fn::GetAtt ${logicalId}.${attribute}`);
+      return placeholderFunctionArn(functionKeyOf(logicalId), opts);
+    },
+  };
+}
+
+/** Resolves Fn::Join / Fn::GetAtt / Ref / Fn::Sub; any other intrinsic is an error, never passed through. */
+export function resolveIntrinsics(value: unknown, resolver: Resolver): unknown {
+  if (Array.isArray(value)) return value.map((item) => resolveIntrinsics(item, resolver));
+  if (!isRecord(value)) return value;
+  const keys = Object.keys(value);
+  if (keys.length === 1 && (keys[0] === "Ref" || keys[0].startsWith("Fn::"))) {
+    return resolveIntrinsic(keys[0], value[keys[0]], resolver);
+  }
+  return Object.fromEntries(keys.map((k) => [k, resolveIntrinsics(value[k], resolver)]));
+}
+
+function resolveIntrinsic(name: string, args: unknown, resolver: Resolver): string {
+  if (name === "Ref" && typeof args === "string") return resolver.ref(args);
+  if (name === "Fn::GetAtt") {
+    const [logicalId, attribute] = typeof args === "string" ? args.split(".") : (args as string[]);
+    return resolver.getAtt(String(logicalId), String(attribute));
+  }
+  if (name === "Fn::Join" && Array.isArray(args) && Array.isArray(args[1])) {
+    return args[1].map((part) => asString(resolveIntrinsics(part, resolver))).join(String(args[0]));
+  }
+  if (name === "Fn::Sub" && typeof args === "string") {
+    return args.replace(/\$\{([^}!]+)\}/g, (_m, ref: string) => {
+      const [logicalId, attribute] = ref.split(".");
+      return attribute ? resolver.getAtt(logicalId, attribute) : resolver.ref(logicalId);
+    });
+  }
+  throw new Error(`unsupported intrinsic ${name}: ${JSON.stringify(args)}`);
+}
+
+function asString(value: unknown): string {
+  if (typeof value !== "string") throw new Error(`Fn::Join part did not resolve to a string: ${JSON.stringify(value)}`);
+  return value;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

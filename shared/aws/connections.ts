@@ -1,0 +1,104 @@
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { z } from "zod";
+import { epochSeconds, keys, prefixes } from "./keys";
+import { isExpired, type Db } from "./dynamo";
+
+/** API Gateway closes WebSockets after 2 hours; records outlive that a little. */
+const CONNECTION_TTL_SECONDS = 3 * 3600;
+
+export const ConnectionRecordSchema = z.object({
+  v: z.literal(1),
+  connectionId: z.string(),
+  connectedAt: z.number(),
+  authenticated: z.boolean(),
+  sessionKeys: z.array(z.string()).default([]),
+  expiresAt: z.number(),
+});
+export type ConnectionRecord = z.infer<typeof ConnectionRecordSchema>;
+
+export async function putConnection(db: Db, connectionId: string): Promise<void> {
+  const now = db.now();
+  const record: ConnectionRecord = {
+    v: 1,
+    connectionId,
+    connectedAt: now,
+    authenticated: false,
+    sessionKeys: [],
+    expiresAt: epochSeconds(now) + CONNECTION_TTL_SECONDS,
+  };
+  await db.doc.send(new PutCommand({ TableName: db.table, Item: { ...keys.connection(connectionId), ...record } }));
+}
+
+export async function getConnection(db: Db, connectionId: string): Promise<ConnectionRecord | undefined> {
+  const out = await db.doc.send(
+    new GetCommand({ TableName: db.table, Key: keys.connection(connectionId), ConsistentRead: true }),
+  );
+  if (!out.Item || isExpired(out.Item as { expiresAt?: number }, db.now())) return undefined;
+  const { pk: _pk, sk: _sk, ...rest } = out.Item;
+  return ConnectionRecordSchema.parse(rest);
+}
+
+export async function markAuthenticated(db: Db, connectionId: string): Promise<void> {
+  await db.doc.send(
+    new UpdateCommand({
+      TableName: db.table,
+      Key: keys.connection(connectionId),
+      UpdateExpression: "SET authenticated = :yes",
+      ConditionExpression: "attribute_exists(pk)",
+      ExpressionAttributeValues: { ":yes": true },
+    }),
+  );
+}
+
+export async function subscribe(db: Db, connectionId: string, sessionKey: string): Promise<void> {
+  const now = db.now();
+  await db.doc.send(
+    new PutCommand({
+      TableName: db.table,
+      Item: {
+        ...keys.subscription(sessionKey, connectionId),
+        v: 1,
+        connectionId,
+        sessionKey,
+        subscribedAt: now,
+        expiresAt: epochSeconds(now) + CONNECTION_TTL_SECONDS,
+      },
+    }),
+  );
+  await db.doc.send(
+    new UpdateCommand({
+      TableName: db.table,
+      Key: keys.connection(connectionId),
+      UpdateExpression: "SET sessionKeys = list_append(if_not_exists(sessionKeys, :empty), :key)",
+      ConditionExpression: "attribute_exists(pk) AND NOT contains(sessionKeys, :keyValue)",
+      ExpressionAttributeValues: { ":empty": [], ":key": [sessionKey], ":keyValue": sessionKey },
+    }),
+  ).catch((error: unknown) => {
+    // Already subscribed (or connection gone): the subscription item is the source of truth.
+    if ((error as { name?: string }).name !== "ConditionalCheckFailedException") throw error;
+  });
+}
+
+export async function unsubscribe(db: Db, connectionId: string, sessionKey: string): Promise<void> {
+  await db.doc.send(new DeleteCommand({ TableName: db.table, Key: keys.subscription(sessionKey, connectionId) }));
+}
+
+export async function subscribers(db: Db, sessionKey: string): Promise<string[]> {
+  const out = await db.doc.send(
+    new QueryCommand({
+      TableName: db.table,
+      KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+      ExpressionAttributeValues: { ":pk": keys.subscription(sessionKey, "").pk, ":prefix": prefixes.subscription },
+    }),
+  );
+  return (out.Items ?? [])
+    .filter((item) => !isExpired(item as { expiresAt?: number }, db.now()))
+    .map((item) => item.connectionId as string);
+}
+
+/** Removes the connection and all its subscriptions ($disconnect, or GoneException on send). */
+export async function removeConnection(db: Db, connectionId: string): Promise<void> {
+  const record = await getConnection(db, connectionId);
+  for (const sessionKey of record?.sessionKeys ?? []) await unsubscribe(db, connectionId, sessionKey);
+  await db.doc.send(new DeleteCommand({ TableName: db.table, Key: keys.connection(connectionId) }));
+}

@@ -1,0 +1,37 @@
+/**
+ * Errors of the persistence adapters. Names are explicit because Step Functions
+ * `Retry`/`Catch` and handlers match on them; test/core/error-names.test.ts pins them.
+ */
+export class SessionBusyError extends Error {
+  override readonly name = "SessionBusyError";
+  constructor(readonly sessionId: string, readonly holderRunId: string | undefined, waitedMs: number) {
+    super(`session ${sessionId} is busy (writer ${holderRunId ?? "unknown"}); waited ${waitedMs} ms`);
+  }
+}
+
+/** The writer claim was taken over (lease expired, another task claimed it): nothing was committed. */
+export class WriterFencedError extends Error {
+  override readonly name = "WriterFencedError";
+  constructor(readonly sessionId: string, readonly runId: string) {
+    super(`run ${runId} no longer holds the write claim of session ${sessionId}`);
+  }
+}
+
+/** A commit would break a transcript invariant; nothing was written. */
+export class TranscriptInvariantError extends Error {
+  override readonly name = "TranscriptInvariantError";
+  constructor(readonly violations: string[]) {
+    super(`transcript turn rejected: ${violations.join(", ")}`);
+  }
+}
+
+export class ItemTooLargeError extends Error {
+  override readonly name = "ItemTooLargeError";
+}
+
+export class RunNotFoundError extends Error {
+  override readonly name = "RunNotFoundError";
+  constructor(readonly runId: string) {
+    super(`run ${runId} not found`);
+  }
+}

@@ -1,0 +1,27 @@
+import { SendMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
+import { z } from "zod";
+
+/** What travels through SQS: a pointer, never the message itself. Schema version 1. */
+export const RunQueueMessageSchema = z.object({ v: z.literal(1), runId: z.string().min(1) });
+export type RunQueueMessage = z.infer<typeof RunQueueMessageSchema>;
+
+export interface RunQueue {
+  send(message: { runId: string; sessionKey: string }): Promise<void>;
+}
+
+/** FIFO: group = session key (per-session order), deduplication = run id (no double intake). */
+export function createRunQueue(sqs: SQSClient, queueUrl: string): RunQueue {
+  return {
+    async send({ runId, sessionKey }) {
+      const body: RunQueueMessage = { v: 1, runId };
+      await sqs.send(
+        new SendMessageCommand({
+          QueueUrl: queueUrl,
+          MessageBody: JSON.stringify(body),
+          MessageGroupId: sessionKey,
+          MessageDeduplicationId: runId,
+        }),
+      );
+    },
+  };
+}

@@ -1,0 +1,171 @@
+import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { z } from "zod";
+import { keys } from "./keys";
+import { conditionally, type Db } from "./dynamo";
+
+export const RUN_STATUSES = ["accepted", "queued", "running", "ok", "error", "timeout", "aborted"] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set(["ok", "error", "timeout", "aborted"]);
+
+const PayloadSchema = z.object({ text: z.string(), isError: z.boolean().optional() });
+
+export const RunResultSchema = z.object({
+  payloads: z.array(PayloadSchema),
+  meta: z.record(z.string(), z.unknown()),
+});
+export type RunResult = z.infer<typeof RunResultSchema>;
+
+/** Run record, schema version 1. Parsed on every read. */
+export const RunRecordSchema = z.object({
+  v: z.literal(1),
+  runId: z.string(),
+  sessionKey: z.string(),
+  sessionId: z.string(),
+  message: z.string(),
+  idempotencyKey: z.string().optional(),
+  /** Hash of the accepted request; a reused idempotency key with another request is a conflict. */
+  requestHash: z.string(),
+  source: z.enum(["rest", "ws", "webhook"]),
+  status: z.enum(RUN_STATUSES),
+  model: z.string(),
+  /** Whole-run budget in ms (0 = unlimited). */
+  timeoutMs: z.number().int().min(0),
+  acceptedAt: z.number(),
+  enqueuedAt: z.number().optional(),
+  startedAt: z.number().optional(),
+  endedAt: z.number().optional(),
+  error: z.string().optional(),
+  executionArn: z.string().optional(),
+  userEntrySeq: z.number().int().optional(),
+  result: RunResultSchema.optional(),
+  expiresAt: z.number().optional(),
+});
+export type RunRecord = z.infer<typeof RunRecordSchema>;
+
+export function parseRun(item: Record<string, unknown> | undefined): RunRecord | undefined {
+  if (!item) return undefined;
+  const { pk: _pk, sk: _sk, ...rest } = item;
+  return RunRecordSchema.parse(rest);
+}
+
+export async function getRun(db: Db, runId: string, consistent = true): Promise<RunRecord | undefined> {
+  const out = await db.doc.send(new GetCommand({ TableName: db.table, Key: keys.run(runId), ConsistentRead: consistent }));
+  return parseRun(out.Item);
+}
+
+/** Creates the run record; false when a run with this id already exists (idempotent intake). */
+export async function createRun(db: Db, run: RunRecord): Promise<boolean> {
+  const item = { ...keys.run(run.runId), ...RunRecordSchema.parse(run) };
+  return conditionally(() =>
+    db.doc.send(new PutCommand({ TableName: db.table, Item: item, ConditionExpression: "attribute_not_exists(pk)" })),
+  );
+}
+
+export async function markEnqueued(db: Db, runId: string): Promise<void> {
+  await db.doc.send(
+    new UpdateCommand({
+      TableName: db.table,
+      Key: keys.run(runId),
+      UpdateExpression: "SET enqueuedAt = if_not_exists(enqueuedAt, :now)",
+      ConditionExpression: "attribute_exists(pk)",
+      ExpressionAttributeValues: { ":now": db.now() },
+    }),
+  );
+}
+
+/** Moves accepted -> queued (waiting for its lane); a no-op in any other state. */
+export async function markQueued(db: Db, runId: string): Promise<boolean> {
+  return conditionally(() =>
+    db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: keys.run(runId),
+        UpdateExpression: "SET #s = :queued",
+        ConditionExpression: "#s = :accepted",
+        ExpressionAttributeNames: { "#s": "status" },
+        ExpressionAttributeValues: { ":queued": "queued", ":accepted": "accepted" },
+      }),
+    ),
+  );
+}
+
+export async function recordExecution(db: Db, runId: string, executionArn: string): Promise<void> {
+  await db.doc.send(
+    new UpdateCommand({
+      TableName: db.table,
+      Key: keys.run(runId),
+      UpdateExpression: "SET executionArn = :arn",
+      ExpressionAttributeValues: { ":arn": executionArn },
+    }),
+  );
+}
+
+/** accepted|queued -> running. Returns false if the run already started or ended (a redelivery). */
+export async function markRunning(db: Db, runId: string, startedAt: number): Promise<boolean> {
+  return conditionally(() =>
+    db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: keys.run(runId),
+        UpdateExpression: "SET #s = :running, startedAt = :t",
+        ConditionExpression: "#s IN (:accepted, :queued)",
+        ExpressionAttributeNames: { "#s": "status" },
+        ExpressionAttributeValues: { ":running": "running", ":t": startedAt, ":accepted": "accepted", ":queued": "queued" },
+      }),
+    ),
+  );
+}
+
+export async function recordUserEntry(db: Db, runId: string, seq: number): Promise<void> {
+  await db.doc.send(
+    new UpdateCommand({
+      TableName: db.table,
+      Key: keys.run(runId),
+      UpdateExpression: "SET userEntrySeq = :seq",
+      ExpressionAttributeValues: { ":seq": seq },
+    }),
+  );
+}
+
+export interface RunEnding {
+  status: Extract<RunStatus, "ok" | "error" | "timeout" | "aborted">;
+  endedAt: number;
+  error?: string;
+  result?: RunResult;
+}
+
+/** Writes the terminal state exactly once; false when the run had already ended. */
+export async function markEnded(db: Db, runId: string, ending: RunEnding): Promise<boolean> {
+  const names: Record<string, string> = { "#s": "status" };
+  const values: Record<string, unknown> = {
+    ":status": ending.status,
+    ":endedAt": ending.endedAt,
+    ":ok": "ok",
+    ":error": "error",
+    ":timeout": "timeout",
+    ":aborted": "aborted",
+  };
+  const sets = ["#s = :status", "endedAt = :endedAt", "startedAt = if_not_exists(startedAt, :endedAt)"];
+  if (ending.error !== undefined) {
+    sets.push("#e = :errorText");
+    names["#e"] = "error";
+    values[":errorText"] = ending.error;
+  }
+  if (ending.result !== undefined) {
+    sets.push("#r = :result");
+    names["#r"] = "result";
+    values[":result"] = ending.result;
+  }
+  return conditionally(() =>
+    db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: keys.run(runId),
+        UpdateExpression: `SET ${sets.join(", ")}`,
+        ConditionExpression: "attribute_exists(pk) AND NOT (#s IN (:ok, :error, :timeout, :aborted))",
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      }),
+    ),
+  );
+}

@@ -1,0 +1,42 @@
+import { z } from "zod";
+
+/** SQS caps a message at 256 KiB; a user message never gets near a point where it could not be queued. */
+export const MAX_MESSAGE_BYTES = 256 * 1024;
+
+/** Session keys become parts of DynamoDB keys and SQS group ids (<= 128 chars there). */
+export const SessionKeySchema = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[A-Za-z0-9:._\-/@+]+$/, "sessionKey may contain letters, digits and : . _ - / @ +");
+
+export const IdempotencyKeySchema = z.string().min(1).max(256);
+
+export const MessageTextSchema = z
+  .string()
+  .min(1, "message must not be empty")
+  .refine((text) => Buffer.byteLength(text, "utf8") <= MAX_MESSAGE_BYTES, {
+    message: `message exceeds ${MAX_MESSAGE_BYTES} bytes`,
+    params: { code: "PAYLOAD_TOO_LARGE" },
+  });
+
+/** `POST /v1/agent` and the WebSocket `agent` method share this core. */
+export const AgentRequestSchema = z
+  .object({
+    sessionKey: SessionKeySchema,
+    message: MessageTextSchema,
+    idempotencyKey: IdempotencyKeySchema.optional(),
+    /** `provider/model` override for this run. */
+    model: z.string().regex(/^[a-z0-9-]+\/.+$/, "model must be provider/model").optional(),
+    /** Whole-run budget in seconds; bounded by the configured run timeout. */
+    timeoutSeconds: z.number().int().positive().max(172_800).optional(),
+  })
+  .strict();
+export type AgentRequest = z.infer<typeof AgentRequestSchema>;
+
+export const WaitRequestSchema = z.object({ timeoutMs: z.number().int().min(0).optional() }).strict();
+
+/** True when a zod error is only about size, which maps to 413 rather than 400. */
+export function isTooLarge(error: z.ZodError): boolean {
+  return error.issues.some((issue) => (issue as { params?: { code?: string } }).params?.code === "PAYLOAD_TOO_LARGE");
+}

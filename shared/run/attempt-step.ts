@@ -1,0 +1,107 @@
+import { runAttempt, type AttemptReport } from "../agent/attempt";
+import { buildSystemPrompt } from "../agent/system-prompt";
+import { toolRegistry } from "../agent/tools/registry";
+import { putAttempt } from "../aws/attempts";
+import { appendTurn, claimWriter, readTranscript, releaseWriter, type WriterClaim } from "../aws/transcript";
+import { getRun, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
+import { RunNotFoundError } from "../aws/errors";
+import { beforeAttempt, decideNext } from "../core/decide";
+import type { LoopState } from "../core/run-loop";
+import { createAttemptSink } from "../events/attempt-sink";
+import { RunEventEmitter } from "../events/emitter";
+import { modelChain, resolveModel } from "../providers/registry";
+import type { RunDeps } from "./deps";
+import type { LoopPointer, StepPointer } from "./pointer";
+import { emitterDeps } from "./start-run";
+
+/** Stop starting new model calls when less than this is left before the Lambda deadline. */
+export const YIELD_MARGIN_MS = 60_000;
+
+export interface StepClock {
+  /** Milliseconds left before the Lambda is killed. */
+  remainingMs(): number;
+}
+
+/**
+ * One iteration of the outer loop: the loop head (budget check), one attempt
+ * on the latest committed transcript, then the pure decision on its outcome.
+ * Returns pointers and counters only.
+ */
+export async function attemptStep(deps: RunDeps, input: LoopPointer, clock: StepClock): Promise<StepPointer> {
+  const head = beforeAttempt(input.loop);
+  if (head.decision.action !== "attempt") return { runId: input.runId, ...head };
+  const run = await getRun(deps.db, input.runId);
+  if (!run) throw new RunNotFoundError(input.runId);
+  if (TERMINAL_STATUSES.has(run.status)) {
+    return { runId: run.runId, loop: head.loop, decision: { action: "finalize", status: "aborted", reason: "already_ended" } };
+  }
+  if (runExpired(run, deps.db.now())) {
+    const error = `The run exceeded its time budget of ${Math.round(run.timeoutMs / 1000)} s.`;
+    return { runId: run.runId, loop: head.loop, decision: { action: "finalize", status: "timeout", reason: "run_timeout", error } };
+  }
+  const report = await executeAttempt(deps, run, head.loop, clock);
+  return { runId: run.runId, ...decideNext(head.loop, report.outcome) };
+}
+
+function runExpired(run: RunRecord, now: number): boolean {
+  return run.timeoutMs > 0 && run.startedAt !== undefined && now - run.startedAt > run.timeoutMs;
+}
+
+async function executeAttempt(deps: RunDeps, run: RunRecord, loop: LoopState, clock: StepClock): Promise<AttemptReport> {
+  const ref = modelChain(deps.config, run.model)[loop.modelIndex] ?? run.model;
+  const { provider, model } = resolveModel(deps.config, ref);
+  const startedAt = deps.db.now();
+  let claim: WriterClaim = await claimWriter(deps.db, run.sessionId, run.runId, {
+    leaseMs: clock.remainingMs() + 30_000,
+    acquireTimeoutMs: deps.config.session.writeLockAcquireTimeoutMs,
+  });
+  const emitter = await RunEventEmitter.open(emitterDeps(deps), run.runId, run.sessionKey);
+  const sink = createAttemptSink(emitter, { emitThinking: false });
+  const abort = new AbortController();
+  try {
+    const history = (await readTranscript(deps.db, run.sessionId)).map((entry) => entry.message);
+    const agent = deps.config.agent;
+    const report = await runAttempt({
+      provider,
+      model,
+      system: buildSystemPrompt({ base: agent.systemPrompt, continuation: loop.continuation }),
+      history,
+      tools: toolRegistry(),
+      commitTurn: async (turn) => {
+        sink.flushDeltas();
+        claim = await appendTurn(deps.db, claim, turn);
+      },
+      sink,
+      toolContext: { runId: run.runId, sessionKey: run.sessionKey, signal: abort.signal },
+      idleTimeoutMs: idleTimeoutMs(deps, run),
+      maxOutputTokens: agent.maxOutputTokens,
+      maxToolRounds: agent.maxToolRounds,
+      maxToolResultChars: agent.maxToolResultChars,
+      shouldYield: () => clock.remainingMs() < YIELD_MARGIN_MS,
+    });
+    sink.flushDeltas();
+    await emitter.flush();
+    await putAttempt(deps.db, {
+      v: 1,
+      runId: run.runId,
+      iteration: loop.iteration,
+      model: ref,
+      offline: provider.offline,
+      ...report,
+      startedAt,
+      endedAt: deps.db.now(),
+    });
+    return report;
+  } finally {
+    sink.flushDeltas();
+    await releaseWriter(deps.db, claim);
+  }
+}
+
+/** The idle watchdog: the configured window, never past what is left of the run's own budget. */
+function idleTimeoutMs(deps: RunDeps, run: RunRecord): number | undefined {
+  const idle = deps.config.agent.idleTimeoutSeconds * 1000;
+  if (idle === 0) return undefined;
+  if (run.timeoutMs === 0 || run.startedAt === undefined) return idle;
+  return Math.max(1000, Math.min(idle, run.startedAt + run.timeoutMs - deps.db.now()));
+}

@@ -1,0 +1,21 @@
+import type { AgentConfig } from "../config/config";
+import type { Db } from "../aws/dynamo";
+import type { FramePusher } from "../aws/push";
+import type { RunExecutions } from "../aws/executions";
+
+export interface Log {
+  info(message: string, extra?: Record<string, unknown>): void;
+  warn(message: string, extra?: Record<string, unknown>): void;
+  error(message: string, extra?: Record<string, unknown>): void;
+}
+
+/** What the run-step services need; handlers build it once per cold start. */
+export interface RunDeps {
+  db: Db;
+  pusher: FramePusher;
+  config: AgentConfig;
+  executions: RunExecutions;
+  log: Log;
+}
+
+export const silentLog: Log = { info() {}, warn() {}, error() {} };

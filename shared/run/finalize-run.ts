@@ -1,0 +1,77 @@
+import { listAttempts } from "../aws/attempts";
+import { getRun, markEnded, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
+import { releaseWriter } from "../aws/transcript";
+import { RunNotFoundError } from "../aws/errors";
+import { addUsage, ZERO_USAGE } from "../core/messages";
+import { shapeReply } from "../core/reply";
+import type { Decision } from "../core/run-loop";
+import { RunEventEmitter } from "../events/emitter";
+import { pumpLane } from "../lanes/pump";
+import type { RunDeps } from "./deps";
+import type { StepPointer } from "./pointer";
+import { emitterDeps } from "./start-run";
+
+type Finalize = Extract<Decision, { action: "finalize" }>;
+
+/**
+ * Last task of every run, whatever happened: shape the reply, write the
+ * terminal state once, emit `lifecycle end|error`, give up the write claim and
+ * hand the session lane to the next waiting run. Safe to run twice.
+ */
+export async function finalizeRun(deps: RunDeps, input: StepPointer): Promise<{ runId: string; status: string }> {
+  const run = await getRun(deps.db, input.runId);
+  if (!run) throw new RunNotFoundError(input.runId);
+  const decision: Finalize =
+    input.decision.action === "finalize"
+      ? input.decision
+      : { action: "finalize", status: "error", reason: "unexpected_decision", error: "The run ended unexpectedly." };
+  if (!TERMINAL_STATUSES.has(run.status)) await endRun(deps, run, input, decision);
+  await releaseWriter(deps.db, { sessionId: run.sessionId, runId: run.runId });
+  await pumpLane(deps, run.sessionKey);
+  const final = await getRun(deps.db, run.runId);
+  return { runId: run.runId, status: final?.status ?? decision.status };
+}
+
+async function endRun(deps: RunDeps, run: RunRecord, input: StepPointer, decision: Finalize): Promise<void> {
+  const attempts = await listAttempts(deps.db, run.runId);
+  const last = attempts[attempts.length - 1];
+  const payloads = shapeReply({
+    status: decision.status,
+    finalText: decision.status === "ok" ? (last?.finalText ?? "") : "",
+    error: decision.error,
+    toolErrors: last?.toolErrors ?? [],
+  });
+  const usage = attempts.reduce((sum, attempt) => addUsage(sum, attempt.usage), ZERO_USAGE);
+  const endedAt = deps.db.now();
+  const meta = {
+    durationMs: endedAt - (run.startedAt ?? run.acceptedAt),
+    model: last?.model ?? run.model,
+    offline: last?.offline ?? false,
+    attempts: attempts.length,
+    iterations: input.loop.iteration,
+    usage,
+    stopReason: last?.stopReason,
+    reason: decision.reason,
+  };
+  const ended = await markEnded(deps.db, run.runId, {
+    status: decision.status,
+    endedAt,
+    ...(decision.error ? { error: decision.error } : {}),
+    result: { payloads, meta },
+  });
+  if (!ended) return;
+  const emitter = await RunEventEmitter.open(emitterDeps(deps), run.runId, run.sessionKey);
+  if (decision.status === "ok") {
+    emitter.emit("lifecycle", { phase: "end", startedAt: run.startedAt, endedAt, livenessState: "working", payloads, meta });
+  } else {
+    emitter.emit("lifecycle", {
+      phase: "error",
+      startedAt: run.startedAt,
+      endedAt,
+      error: decision.error ?? "The run failed.",
+      livenessState: decision.status === "aborted" ? "abandoned" : "blocked",
+      status: decision.status,
+    });
+  }
+  await emitter.flush();
+}

@@ -1,0 +1,24 @@
+import { z } from "zod";
+import { DecisionSchema, LoopStateSchema } from "../core/run-loop";
+
+/**
+ * What flows through Step Functions between tasks: ids, counters and the next
+ * decision — never transcripts. Every task parses its input with these.
+ */
+export const StartInputSchema = z.object({ runId: z.string().min(1) });
+
+export const LoopPointerSchema = z.object({ runId: z.string().min(1), loop: LoopStateSchema });
+export type LoopPointer = z.infer<typeof LoopPointerSchema>;
+
+export const StepPointerSchema = LoopPointerSchema.extend({ decision: DecisionSchema });
+export type StepPointer = z.infer<typeof StepPointerSchema>;
+
+/** The Catch block's `{Error, Cause}` as Step Functions puts it at `$.crash`. */
+export const CrashSchema = z.object({ Error: z.string(), Cause: z.string().optional() });
+
+export const RecoverInputSchema = z.object({
+  runId: z.string().min(1),
+  loop: LoopStateSchema.optional(),
+  crash: CrashSchema,
+});
+export type RecoverInput = z.infer<typeof RecoverInputSchema>;

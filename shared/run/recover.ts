@@ -1,0 +1,56 @@
+import { decideNext } from "../core/decide";
+import { initialLoopState, type AttemptOutcome } from "../core/run-loop";
+import type { FailureKind } from "../core/failures";
+import type { RecoverInput, StepPointer } from "./pointer";
+
+/**
+ * Step Functions caught a task failure (a crashed or timed-out Lambda, an
+ * adapter error). Classify it into an attempt outcome and let the same pure
+ * decision choose: a fresh attempt on the last committed transcript, or the end.
+ */
+export function recoverFromCrash(input: RecoverInput): StepPointer {
+  const loop = input.loop ?? initialLoopState(1);
+  if (!input.loop) {
+    // The run never got going (StartRun failed): end it with a clear error.
+    return {
+      runId: input.runId,
+      loop,
+      decision: { action: "finalize", status: "error", reason: "start_failed", error: crashMessage(input) },
+    };
+  }
+  const outcome: AttemptOutcome = {
+    kind: "failed",
+    failure: { kind: crashKind(input.crash.Error), message: crashMessage(input), retryable: isRetryableCrash(input.crash.Error), responseStarted: false },
+    completedModelProgress: false,
+  };
+  return { runId: input.runId, ...decideNext(loop, outcome) };
+}
+
+/** Error names as Step Functions reports them (pinned in test/core/error-names.test.ts). */
+function crashKind(errorName: string): FailureKind {
+  if (errorName === "States.Timeout" || errorName === "Sandbox.Timedout") return "timeout";
+  return "unknown";
+}
+
+/** Invariant and fencing errors will not heal by retrying the same attempt. */
+const PERMANENT = new Set(["TranscriptInvariantError", "RunNotFoundError", "UnknownProviderError", "ConfigError", "ItemTooLargeError"]);
+
+function isRetryableCrash(errorName: string): boolean {
+  return !PERMANENT.has(errorName);
+}
+
+function crashMessage(input: RecoverInput): string {
+  const cause = parseCause(input.crash.Cause);
+  return `The agent step failed (${input.crash.Error}${cause ? `: ${cause}` : ""}).`;
+}
+
+/** Lambda errors arrive as a JSON Cause `{errorMessage, errorType, trace}`. */
+function parseCause(cause: string | undefined): string | undefined {
+  if (!cause) return undefined;
+  try {
+    const parsed = JSON.parse(cause) as { errorMessage?: string };
+    return parsed.errorMessage ?? cause;
+  } catch {
+    return cause;
+  }
+}

@@ -1,0 +1,77 @@
+import type { Context } from "aws-lambda";
+import { GetSecretValueCommand, SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
+import { Logger } from "@aws-lambda-powertools/logger";
+import { createAwsClients } from "../aws/clients";
+import { createRunExecutions, type RunExecutions } from "../aws/executions";
+import { createFramePusher } from "../aws/push";
+import { createRunQueue, type RunQueue } from "../aws/run-queue";
+import type { Db } from "../aws/dynamo";
+import { loadAgentConfig, type AgentConfig } from "../config/config";
+import { runtimeConfigFromEnv, type RuntimeConfig } from "../config/runtime";
+import type { RunDeps } from "../run/deps";
+
+/** Everything a handler may need. Built once per cold start (or once by the local stack). */
+export interface AppDeps extends RunDeps {
+  queue: RunQueue;
+  runtime: RuntimeConfig;
+}
+
+export function buildAppDeps(runtime: RuntimeConfig, config: AgentConfig, log: RunDeps["log"], now: () => number = Date.now): AppDeps {
+  const clients = createAwsClients(runtime);
+  const db: Db = { doc: clients.dynamo, table: runtime.tableName, now };
+  const unconfigured = (what: string) => () => {
+    throw new Error(`${what} is not configured for this function`);
+  };
+  const queue: RunQueue = runtime.queueUrl ? createRunQueue(clients.sqs, runtime.queueUrl) : { send: unconfigured("QUEUE_URL") };
+  const executions: RunExecutions = runtime.stateMachineArn
+    ? createRunExecutions(clients.sfn, runtime.stateMachineArn)
+    : { start: unconfigured("STATE_MACHINE_ARN") };
+  return { db, pusher: createFramePusher(clients.management), config, executions, queue, log, runtime };
+}
+
+/** Powertools' structured JSON logger behind the small `Log` port the shared code uses. */
+export function createLogger(serviceName = "agent-runner"): RunDeps["log"] {
+  const logger = new Logger({ serviceName });
+  return {
+    info: (message, extra) => logger.info(message, { ...extra }),
+    warn: (message, extra) => logger.warn(message, { ...extra }),
+    error: (message, extra) => logger.error(message, { ...extra }),
+  };
+}
+
+/**
+ * Lambda cold start: configuration from the environment, provider keys from
+ * Secrets Manager (never from the template), cached for the container's life.
+ */
+let cached: Promise<AppDeps> | undefined;
+export function depsFromEnv(): Promise<AppDeps> {
+  cached ??= (async () => {
+    const runtime = runtimeConfigFromEnv();
+    const keys = await providerKeysFromSecret(runtime.region);
+    const config = loadAgentConfig({ ...process.env, ...keys });
+    return buildAppDeps(runtime, config, createLogger());
+  })();
+  return cached;
+}
+
+async function providerKeysFromSecret(region: string): Promise<Record<string, string>> {
+  const secretArn = process.env.PROVIDER_KEYS_SECRET_ARN;
+  if (!secretArn) return {};
+  const client = new SecretsManagerClient({ region, endpoint: process.env.AWS_ENDPOINT_URL_SECRETS_MANAGER ?? process.env.AWS_ENDPOINT_URL });
+  const out = await client.send(new GetSecretValueCommand({ SecretId: secretArn }));
+  const parsed = JSON.parse(out.SecretString ?? "{}") as Record<string, unknown>;
+  // Empty placeholders mean "not configured": the offline model stays the default.
+  return Object.fromEntries(Object.entries(parsed).filter((entry): entry is [string, string] => typeof entry[1] === "string" && entry[1] !== ""));
+}
+
+/**
+ * A Lambda entry point from a handler factory: dependencies are built on the
+ * first invocation (cold start) and reused while the container lives.
+ */
+export function lambdaEntry<E, R>(factory: (deps: AppDeps) => (event: E, context: Context) => Promise<R>) {
+  let app: ((event: E, context: Context) => Promise<R>) | undefined;
+  return async (event: E, context: Context): Promise<R> => {
+    app ??= factory(await depsFromEnv());
+    return app(event, context);
+  };
+}

@@ -1,0 +1,329 @@
+import { App, RemovalPolicy } from "aws-cdk-lib";
+import { Match, Template } from "aws-cdk-lib/assertions";
+import { beforeAll, describe, expect, it } from "vitest";
+import { readConfig } from "../../infra/config";
+import { FUNCTION_KEYS, FUNCTION_KEY_TAG, FUNCTION_SPECS } from "../../infra/functions";
+import { WS_METHOD_ROUTES, WS_ROUTE_KEYS } from "../../infra/routes";
+import { DLQ_MAX_RECEIVE_COUNT } from "../../infra/stack";
+import { synthesizeTemplate, type CfnTemplate } from "../../infra/synth";
+import {
+  actionsOf,
+  flattenJoin,
+  logicalIdOfFunction,
+  resourcesOf,
+  resourcesOfType,
+  statementsFor,
+  statementsOfFunction,
+  type Statement,
+} from "./helpers";
+
+let json: CfnTemplate;
+let template: Template;
+
+beforeAll(() => {
+  json = synthesizeTemplate({ bundling: false });
+  template = Template.fromJSON(json);
+});
+
+const STATE_MACHINE_NAME = "AgentRunner-run-loop";
+const STATES_ARN_PREFIX = "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}";
+
+describe("resources", () => {
+  it("has exactly the expected resource counts", () => {
+    template.resourceCountIs("AWS::DynamoDB::Table", 1);
+    template.resourceCountIs("AWS::SQS::Queue", 2);
+    template.resourceCountIs("AWS::Lambda::Function", 8);
+    template.resourceCountIs("AWS::StepFunctions::StateMachine", 1);
+    template.resourceCountIs("AWS::ApiGateway::RestApi", 1);
+    template.resourceCountIs("AWS::ApiGatewayV2::Api", 1);
+    template.resourceCountIs("AWS::ApiGatewayV2::Route", WS_ROUTE_KEYS.length);
+    template.resourceCountIs("AWS::SecretsManager::Secret", 1);
+    template.resourceCountIs("AWS::Lambda::EventSourceMapping", 1);
+    template.resourceCountIs("AWS::Events::Rule", 1);
+  });
+
+  it("has a single pk/sk table with TTL, on-demand billing and PITR, retained by default", () => {
+    template.hasResource("AWS::DynamoDB::Table", {
+      DeletionPolicy: "Retain",
+      Properties: {
+        KeySchema: [
+          { AttributeName: "pk", KeyType: "HASH" },
+          { AttributeName: "sk", KeyType: "RANGE" },
+        ],
+        AttributeDefinitions: [
+          { AttributeName: "pk", AttributeType: "S" },
+          { AttributeName: "sk", AttributeType: "S" },
+        ],
+        TimeToLiveSpecification: { AttributeName: "expiresAt", Enabled: true },
+        BillingMode: "PAY_PER_REQUEST",
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      },
+    });
+  });
+
+  it("has a FIFO run queue with explicit dedup, SSE, 6x visibility and a FIFO DLQ redrive", () => {
+    const [[dlqId]] = resourcesOfType(json, "AWS::SQS::Queue").filter(([, q]) => !q.Properties?.RedrivePolicy);
+    template.hasResourceProperties("AWS::SQS::Queue", {
+      FifoQueue: true,
+      ContentBasedDeduplication: false,
+      SqsManagedSseEnabled: true,
+      VisibilityTimeout: 6 * FUNCTION_SPECS.dispatcher.timeoutSeconds,
+      RedrivePolicy: { deadLetterTargetArn: { "Fn::GetAtt": [dlqId, "Arn"] }, maxReceiveCount: 5 },
+    });
+    expect(DLQ_MAX_RECEIVE_COUNT).toBe(5);
+    expect(json.Resources?.[dlqId].Properties).toMatchObject({
+      FifoQueue: true,
+      SqsManagedSseEnabled: true,
+      MessageRetentionPeriod: 14 * 24 * 3600,
+    });
+  });
+
+  it("feeds the dispatcher from the run queue with partial batch failures", () => {
+    template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
+      FunctionName: { Ref: logicalIdOfFunction(json, "dispatcher") },
+      BatchSize: 10,
+      FunctionResponseTypes: ["ReportBatchItemFailures"],
+    });
+  });
+
+  it("runs the sweeper every minute", () => {
+    template.hasResourceProperties("AWS::Events::Rule", {
+      ScheduleExpression: "rate(1 minute)",
+      Targets: [Match.objectLike({ Arn: { "Fn::GetAtt": [logicalIdOfFunction(json, "sweeper"), "Arn"] } })],
+    });
+  });
+
+  it("exports the six outputs and nothing else", () => {
+    expect(Object.keys(json.Outputs as object).sort()).toEqual(
+      ["ProviderKeysSecretArn", "QueueUrl", "RestApiUrl", "StateMachineArn", "TableName", "WebSocketUrl"],
+    );
+  });
+
+  it("alarms on the DLQ, failed and timed-out executions and every function's errors", () => {
+    template.resourceCountIs("AWS::CloudWatch::Alarm", 3 + FUNCTION_KEYS.length);
+    const alarm = (metric: string, namespace: string) =>
+      template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+        MetricName: metric,
+        Namespace: namespace,
+        Threshold: 1,
+        ComparisonOperator: "GreaterThanOrEqualToThreshold",
+      });
+    alarm("ApproximateNumberOfMessagesVisible", "AWS/SQS");
+    alarm("ExecutionsFailed", "AWS/States");
+    alarm("ExecutionsTimedOut", "AWS/States");
+    alarm("Errors", "AWS/Lambda");
+  });
+});
+
+describe("functions", () => {
+  it.each(FUNCTION_KEYS)("%s runs on nodejs22.x arm64 with its table row's timeout and memory", (key) => {
+    const fn = json.Resources?.[logicalIdOfFunction(json, key)];
+    expect(fn?.Properties).toMatchObject({
+      Runtime: "nodejs22.x",
+      Architectures: ["arm64"],
+      Timeout: FUNCTION_SPECS[key].timeoutSeconds,
+      MemorySize: FUNCTION_SPECS[key].memoryMb,
+      Tags: expect.arrayContaining([{ Key: FUNCTION_KEY_TAG, Value: key }]),
+      LoggingConfig: { LogGroup: { Ref: expect.any(String) } },
+    });
+  });
+
+  it("pins the timeouts of the brief", () => {
+    const timeouts = Object.fromEntries(FUNCTION_KEYS.map((k) => [k, FUNCTION_SPECS[k].timeoutSeconds]));
+    expect(timeouts).toEqual({
+      "rest-api": 29, "ws-api": 60, dispatcher: 30, "run-start": 60,
+      attempt: 900, decide: 30, "run-finalize": 60, sweeper: 120,
+    });
+    expect(FUNCTION_SPECS.attempt.memoryMb).toBe(1024);
+  });
+
+  it("keeps function logs 30 days", () => {
+    const groups = resourcesOfType(json, "AWS::Logs::LogGroup");
+    expect(groups.length).toBeGreaterThanOrEqual(FUNCTION_KEYS.length);
+    for (const [, group] of groups) expect(group.Properties?.RetentionInDays).toBe(30);
+  });
+
+  it.each([
+    ["rest-api", ["QUEUE_URL", "AUTH_TOKEN_SHA256"]],
+    ["ws-api", ["QUEUE_URL", "AUTH_TOKEN_SHA256", "WS_MANAGEMENT_ENDPOINT"]],
+    ["dispatcher", ["STATE_MACHINE_ARN"]],
+    ["run-start", ["WS_MANAGEMENT_ENDPOINT"]],
+    ["attempt", ["WS_MANAGEMENT_ENDPOINT", "MODEL", "PROVIDER_KEYS_SECRET_ARN"]],
+    ["decide", ["WS_MANAGEMENT_ENDPOINT"]],
+    ["run-finalize", ["WS_MANAGEMENT_ENDPOINT", "STATE_MACHINE_ARN"]],
+    ["sweeper", ["STATE_MACHINE_ARN"]],
+  ] as const)("%s gets exactly its environment", (key, extra) => {
+    const env = json.Resources?.[logicalIdOfFunction(json, key)].Properties?.Environment as {
+      Variables: Record<string, unknown>;
+    };
+    const base = ["NODE_OPTIONS", "TABLE_NAME", "POWERTOOLS_SERVICE_NAME", "POWERTOOLS_LOG_LEVEL"];
+    expect(Object.keys(env.Variables).sort()).toEqual([...base, ...extra].sort());
+    expect(env.Variables).toMatchObject({
+      NODE_OPTIONS: "--enable-source-maps",
+      POWERTOOLS_SERVICE_NAME: "agent-runner",
+      POWERTOOLS_LOG_LEVEL: "INFO",
+    });
+  });
+
+  it("points WS_MANAGEMENT_ENDPOINT at the prod stage's https callback URL", () => {
+    const fn = json.Resources?.[logicalIdOfFunction(json, "attempt")];
+    const endpoint = (fn?.Properties?.Environment as { Variables: Record<string, unknown> }).Variables.WS_MANAGEMENT_ENDPOINT;
+    const [[wsApiId]] = resourcesOfType(json, "AWS::ApiGatewayV2::Api");
+    expect(endpoint).toEqual({
+      "Fn::Join": ["", ["https://", { Ref: wsApiId }, ".execute-api.", { Ref: "AWS::Region" }, ".", { Ref: "AWS::URLSuffix" }, "/prod"]],
+    });
+  });
+
+  it("gives the attempt the default model and a secret ARN, never key material", () => {
+    const env = (json.Resources?.[logicalIdOfFunction(json, "attempt")].Properties?.Environment as {
+      Variables: Record<string, unknown>;
+    }).Variables;
+    const [[secretId, secret]] = resourcesOfType(json, "AWS::SecretsManager::Secret");
+    expect(env.MODEL).toBe("offline/echo");
+    expect(env.PROVIDER_KEYS_SECRET_ARN).toEqual({ Ref: secretId });
+    expect(JSON.parse(String(secret.Properties?.SecretString))).toEqual({ OPENAI_API_KEY: "", ANTHROPIC_API_KEY: "" });
+  });
+});
+
+describe("APIs", () => {
+  it("routes every WebSocket key to ws-api on $request.body.method", () => {
+    template.hasResourceProperties("AWS::ApiGatewayV2::Api", {
+      ProtocolType: "WEBSOCKET",
+      RouteSelectionExpression: "$request.body.method",
+    });
+    const keys = resourcesOfType(json, "AWS::ApiGatewayV2::Route").map(([, r]) => r.Properties?.RouteKey);
+    expect(keys.sort()).toEqual([...WS_ROUTE_KEYS].sort());
+    expect(WS_METHOD_ROUTES).toEqual([
+      "connect", "agent", "agent.wait", "sessions.subscribe", "sessions.unsubscribe",
+      "sessions.list", "sessions.history", "runs.abort", "events.replay",
+    ]);
+    template.resourceCountIs("AWS::ApiGatewayV2::Integration", 1);
+    template.hasResourceProperties("AWS::ApiGatewayV2::Integration", {
+      IntegrationType: "AWS_PROXY",
+      IntegrationUri: Match.objectLike({
+        "Fn::Join": ["", Match.arrayWith([{ "Fn::GetAtt": [logicalIdOfFunction(json, "ws-api"), "Arn"] }])],
+      }),
+    });
+    template.hasResourceProperties("AWS::ApiGatewayV2::Stage", { StageName: "prod", AutoDeploy: true });
+  });
+
+  it("proxies ANY / and ANY /{proxy+} of the REST API's prod stage to rest-api, with access logs", () => {
+    template.resourceCountIs("AWS::ApiGateway::Method", 2);
+    template.hasResourceProperties("AWS::ApiGateway::Resource", { PathPart: "{proxy+}" });
+    for (const [, method] of resourcesOfType(json, "AWS::ApiGateway::Method")) {
+      expect(method.Properties).toMatchObject({ HttpMethod: "ANY", Integration: { Type: "AWS_PROXY" } });
+      expect(JSON.stringify(method.Properties?.Integration)).toContain(logicalIdOfFunction(json, "rest-api"));
+    }
+    template.hasResourceProperties("AWS::ApiGateway::Stage", {
+      StageName: "prod",
+      AccessLogSetting: Match.objectLike({ DestinationArn: Match.anyValue() }),
+      MethodSettings: [Match.objectLike({ ThrottlingRateLimit: Match.anyValue(), ThrottlingBurstLimit: Match.anyValue() })],
+    });
+  });
+});
+
+describe("IAM", () => {
+  const allStatements = (): Statement[] =>
+    resourcesOfType(json, "AWS::IAM::Policy").flatMap(
+      ([, p]) => (p.Properties?.PolicyDocument as { Statement: Statement[] }).Statement,
+    );
+  // Actions AWS only accepts on Resource "*" (Step Functions log delivery, X-Ray).
+  const STAR_RESOURCE_ALLOWED = /^(logs:(Create|Get|Update|Delete)LogDelivery|logs:ListLogDeliveries|logs:PutResourcePolicy|logs:DescribeResourcePolicies|logs:DescribeLogGroups|xray:.+)$/;
+
+  it("never grants wildcard actions", () => {
+    for (const statement of allStatements()) {
+      for (const action of actionsOf(statement)) expect(action).not.toMatch(/\*/);
+    }
+  });
+
+  it("uses Resource * only for actions that cannot be scoped", () => {
+    for (const statement of allStatements().filter((s) => resourcesOf(s).includes("*"))) {
+      for (const action of actionsOf(statement)) expect(action).toMatch(STAR_RESOURCE_ALLOWED);
+    }
+  });
+
+  it.each(FUNCTION_KEYS)("%s gets exactly its DynamoDB item actions on the table ARN", (key) => {
+    const [tableId] = resourcesOfType(json, "AWS::DynamoDB::Table")[0];
+    const statements = statementsFor(statementsOfFunction(json, key), "dynamodb:");
+    expect(statements).toHaveLength(1);
+    expect(actionsOf(statements[0]).sort()).toEqual(FUNCTION_SPECS[key].dynamodb.map((a) => `dynamodb:${a}`).sort());
+    expect(resourcesOf(statements[0])).toEqual([{ "Fn::GetAtt": [tableId, "Arn"] }]);
+  });
+
+  it("pins which functions may delete or batch-write items", () => {
+    const can = (action: string) => FUNCTION_KEYS.filter((k) => FUNCTION_SPECS[k].dynamodb.some((a) => a === action));
+    expect(can("BatchWriteItem")).toEqual(["attempt"]);
+    expect(can("DeleteItem")).toEqual(["ws-api", "run-start", "attempt", "decide", "run-finalize", "sweeper"]);
+  });
+
+  it("lets exactly dispatcher, run-finalize and sweeper start executions of the one state machine", () => {
+    template.hasResourceProperties("AWS::StepFunctions::StateMachine", { StateMachineName: STATE_MACHINE_NAME });
+    const starters = FUNCTION_KEYS.filter((key) =>
+      statementsOfFunction(json, key).some((s) => actionsOf(s).includes("states:StartExecution")),
+    );
+    expect(starters).toEqual(["dispatcher", "run-finalize", "sweeper"]);
+    for (const key of starters) {
+      const [statement] = statementsFor(statementsOfFunction(json, key), "states:").filter((s) =>
+        actionsOf(s).includes("states:StartExecution"),
+      );
+      expect(actionsOf(statement)).toEqual(["states:StartExecution"]);
+      expect(flattenJoin(statement.Resource)).toBe(`${STATES_ARN_PREFIX}:stateMachine:${STATE_MACHINE_NAME}`);
+    }
+  });
+
+  it("scopes the sweeper's Describe/StopExecution to this machine's executions", () => {
+    const statement = statementsFor(statementsOfFunction(json, "sweeper"), "states:").find((s) =>
+      actionsOf(s).includes("states:StopExecution"),
+    );
+    expect(actionsOf(statement!).sort()).toEqual(["states:DescribeExecution", "states:StopExecution"]);
+    expect(flattenJoin(statement!.Resource)).toBe(`${STATES_ARN_PREFIX}:execution:${STATE_MACHINE_NAME}:*`);
+  });
+
+  it.each([
+    ["ws-api", ["POST", "GET", "DELETE"]],
+    ["run-start", ["POST"]],
+    ["attempt", ["POST"]],
+    ["decide", ["POST"]],
+    ["run-finalize", ["POST"]],
+  ] as const)("%s may manage connections on the prod stage only via %j", (key, methods) => {
+    const [statement] = statementsFor(statementsOfFunction(json, key), "execute-api:");
+    expect(actionsOf(statement)).toEqual(["execute-api:ManageConnections"]);
+    const [[wsApiId]] = resourcesOfType(json, "AWS::ApiGatewayV2::Api");
+    const prefix = `arn:\${AWS::Partition}:execute-api:\${AWS::Region}:\${AWS::AccountId}:\${${wsApiId}}/prod`;
+    expect(resourcesOf(statement).map(flattenJoin)).toEqual(methods.map((m) => `${prefix}/${m}/@connections/*`));
+  });
+
+  it("keeps connection management away from the other functions", () => {
+    for (const key of ["rest-api", "dispatcher", "sweeper"] as const) {
+      expect(statementsFor(statementsOfFunction(json, key), "execute-api:")).toEqual([]);
+    }
+  });
+
+  it("lets only intake functions send to the queue and only the attempt read provider keys", () => {
+    const holders = (prefix: string) =>
+      FUNCTION_KEYS.filter((key) => statementsFor(statementsOfFunction(json, key), prefix).length > 0);
+    expect(holders("sqs:SendMessage")).toEqual(["rest-api", "ws-api"]);
+    expect(holders("secretsmanager:")).toEqual(["attempt"]);
+    expect(holders("sqs:ReceiveMessage")).toEqual(["dispatcher"]);
+  });
+});
+
+describe("config", () => {
+  const configOf = (context: Record<string, unknown>) => readConfig(new App({ context }).node);
+
+  it("defaults to retain, INFO, offline/echo, no tracing and no auth digest", () => {
+    expect(configOf({})).toMatchObject({
+      removalPolicy: RemovalPolicy.RETAIN, logLevel: "INFO", model: "offline/echo", tracing: false, authTokenSha256: "",
+    });
+  });
+
+  it("accepts destroy for dev stacks and rejects unknown policies", () => {
+    expect(configOf({ removalPolicy: "destroy" }).removalPolicy).toBe(RemovalPolicy.DESTROY);
+    expect(() => configOf({ removalPolicy: "snapshot" })).toThrow(/removalPolicy/);
+  });
+
+  it("refuses anything but a SHA-256 digest as the auth token", () => {
+    expect(() => configOf({ authTokenSha256: "my-plaintext-token" })).toThrow(/never the token itself/);
+    expect(configOf({ authTokenSha256: "A".repeat(64) }).authTokenSha256).toBe("a".repeat(64));
+  });
+});

@@ -1,0 +1,210 @@
+import { createRequire } from "node:module";
+import { Template } from "aws-cdk-lib/assertions";
+import { beforeAll, describe, expect, it } from "vitest";
+import {
+  ALL_ERRORS,
+  FINALIZE_FAILED_ERROR,
+  LAMBDA_TRANSIENT_ERRORS,
+  PINNED_ERROR_NAMES,
+  STATE_MACHINE_TIMEOUT_SECONDS,
+  STATE_NAMES,
+  TASK_FUNCTIONS,
+} from "../../infra/state-machine";
+import {
+  placeholderFunctionArn,
+  renderStateMachineDefinition,
+  resolveIntrinsics,
+  synthesizeTemplate,
+  type CfnTemplate,
+  type RenderedStateMachine,
+} from "../../infra/synth";
+import { logicalIdOfFunction, resourcesOfType, statementsOfRole } from "./helpers";
+
+// asl-validator ships CommonJS without types; this is the shape its README documents.
+type AslValidator = (definition: unknown) => { isValid: boolean; errorsText: (separator?: string) => string };
+const aslValidator = createRequire(import.meta.url)("asl-validator") as AslValidator;
+
+interface AslRule { ErrorEquals: string[]; ResultPath?: string; Next?: string; IntervalSeconds?: number; MaxAttempts?: number; BackoffRate?: number }
+interface AslState {
+  Type: string; Next?: string; Resource?: string; Parameters?: Record<string, unknown>; Default?: string;
+  Choices?: Record<string, unknown>[]; Retry?: AslRule[]; Catch?: AslRule[]; SecondsPath?: string; Error?: string; End?: boolean;
+}
+interface Asl { StartAt: string; States: Record<string, AslState>; TimeoutSeconds?: number; QueryLanguage?: string }
+
+const RENDER = { region: "eu-west-1", accountId: "123456789012" };
+let json: CfnTemplate;
+let rendered: RenderedStateMachine;
+let asl: Asl;
+const state = (name: string): AslState => asl.States[name];
+
+beforeAll(() => {
+  json = synthesizeTemplate({ bundling: false });
+  rendered = renderStateMachineDefinition(json, RENDER);
+  asl = rendered.definition as unknown as Asl;
+});
+
+describe("definition", () => {
+  it("is JSONPath only: no JSONata anywhere", () => {
+    const [[, machine]] = resourcesOfType(json, "AWS::StepFunctions::StateMachine");
+    expect(JSON.stringify(machine.Properties)).not.toMatch(/JSONata/i);
+    expect(asl.QueryLanguage ?? "JSONPath").toBe("JSONPath");
+    for (const s of Object.values(asl.States)) expect((s as { QueryLanguage?: string }).QueryLanguage).toBeUndefined();
+  });
+
+  it("passes asl-validator", () => {
+    // The validator writes defaults (QueryLanguage) into what it is given.
+    const result = aslValidator(structuredClone(rendered.definition));
+    expect(result.errorsText()).toBe("");
+    expect(result.isValid).toBe(true);
+  });
+
+  it("has exactly the pinned states, starting at StartRun", () => {
+    expect(asl.StartAt).toBe(STATE_NAMES.startRun);
+    expect(Object.keys(asl.States).sort()).toEqual(Object.values(STATE_NAMES).sort());
+    expect(STATE_NAMES).toEqual({
+      startRun: "StartRun", attempt: "Attempt", recoverAttempt: "RecoverAttempt", route: "Route",
+      waitBeforeRetry: "WaitBeforeRetry", finalizeRun: "FinalizeRun", done: "Done", finalizeFailed: "FinalizeFailed",
+    });
+  });
+
+  it("only transitions to states that exist", () => {
+    const targets = Object.values(asl.States).flatMap((s) => [
+      s.Next, s.Default, ...(s.Catch ?? []).map((c) => c.Next), ...(s.Choices ?? []).map((c) => c.Next as string),
+    ]).filter((t): t is string => t !== undefined);
+    for (const target of targets) expect(asl.States).toHaveProperty([target]);
+  });
+
+  it("runs StartRun on {runId} only and moves to Attempt", () => {
+    expect(state("StartRun")).toMatchObject({ Type: "Task", Parameters: { "runId.$": "$.runId" }, Next: "Attempt" });
+  });
+
+  it("passes the whole state to Attempt and RecoverAttempt and lets results replace it", () => {
+    for (const name of ["Attempt", "RecoverAttempt", "FinalizeRun"]) {
+      expect(state(name).Parameters).toBeUndefined();
+      expect(state(name)).not.toHaveProperty("ResultPath");
+      expect(state(name)).not.toHaveProperty("OutputPath");
+    }
+    expect(state("StartRun")).not.toHaveProperty("ResultPath");
+    expect(state("Attempt").Next).toBe("Route");
+    expect(state("RecoverAttempt").Next).toBe("Route");
+  });
+
+  it("retries Lambda service errors 3x from 2 s with backoff 2 on every task but FinalizeRun", () => {
+    for (const name of ["StartRun", "Attempt", "RecoverAttempt"]) {
+      expect(state(name).Retry).toEqual([
+        { ErrorEquals: [...LAMBDA_TRANSIENT_ERRORS], IntervalSeconds: 2, MaxAttempts: 3, BackoffRate: 2 },
+      ]);
+    }
+  });
+
+  it("catches crashes of StartRun and Attempt into $.crash and recovers", () => {
+    for (const name of ["StartRun", "Attempt"]) {
+      expect(state(name).Catch).toEqual([{ ErrorEquals: [ALL_ERRORS], ResultPath: "$.crash", Next: "RecoverAttempt" }]);
+    }
+    // A crash of the decision itself still ends the run through FinalizeRun.
+    expect(state("RecoverAttempt").Catch).toEqual([{ ErrorEquals: [ALL_ERRORS], ResultPath: "$.crash", Next: "FinalizeRun" }]);
+  });
+
+  it("routes on $.decision.action: attempt, wait, finalize, otherwise finalize", () => {
+    const route = state("Route");
+    expect(route.Type).toBe("Choice");
+    expect(route.Choices).toEqual([
+      { Variable: "$.decision.action", IsPresent: false, Next: "FinalizeRun" },
+      { Variable: "$.decision.action", StringEquals: "attempt", Next: "Attempt" },
+      {
+        And: [
+          { Variable: "$.decision.action", StringEquals: "wait" },
+          { Variable: "$.decision.waitSeconds", IsNumeric: true },
+        ],
+        Next: "WaitBeforeRetry",
+      },
+      { Variable: "$.decision.action", StringEquals: "finalize", Next: "FinalizeRun" },
+    ]);
+    expect(route.Default).toBe("FinalizeRun");
+    expect(state("WaitBeforeRetry")).toEqual({ Type: "Wait", SecondsPath: "$.decision.waitSeconds", Next: "Attempt" });
+  });
+
+  it("finalizes with 5 retries from 1 s, then Done or FinalizeFailed", () => {
+    expect(state("FinalizeRun")).toMatchObject({
+      Retry: [{ ErrorEquals: [ALL_ERRORS], IntervalSeconds: 1, MaxAttempts: 5, BackoffRate: 2 }],
+      Catch: [{ ErrorEquals: [ALL_ERRORS], Next: "FinalizeFailed" }],
+      Next: "Done",
+    });
+    expect(state("Done")).toEqual({ Type: "Succeed" });
+    expect(state("FinalizeFailed")).toMatchObject({ Type: "Fail", Error: FINALIZE_FAILED_ERROR });
+    expect(FINALIZE_FAILED_ERROR).toBe("FinalizeFailed");
+  });
+
+  it("times out after 49 h (48 h run budget + margin)", () => {
+    expect(asl.TimeoutSeconds).toBe(49 * 3600);
+    expect(STATE_MACHINE_TIMEOUT_SECONDS).toBe(49 * 3600);
+  });
+});
+
+describe("pinned error names", () => {
+  it("pins the exact list", () => {
+    expect([...PINNED_ERROR_NAMES]).toEqual([
+      "Lambda.ServiceException",
+      "Lambda.AWSLambdaException",
+      "Lambda.SdkClientException",
+      "Lambda.TooManyRequestsException",
+      "States.ALL",
+    ]);
+  });
+
+  it("matches on no name outside the pinned list in any Retry or Catch", () => {
+    const matched = Object.values(asl.States).flatMap((s) => [...(s.Retry ?? []), ...(s.Catch ?? [])].flatMap((r) => r.ErrorEquals));
+    expect(matched.length).toBeGreaterThan(0);
+    for (const name of matched) expect(PINNED_ERROR_NAMES).toContain(name);
+  });
+});
+
+describe("deployment wiring", () => {
+  it("is a Standard machine logging errors only to its log group", () => {
+    const template = Template.fromJSON(json);
+    template.hasResourceProperties("AWS::StepFunctions::StateMachine", {
+      StateMachineType: "STANDARD",
+      LoggingConfiguration: { Level: "ERROR", IncludeExecutionData: false, Destinations: [{ CloudWatchLogsLogGroup: { LogGroupArn: { "Fn::GetAtt": [expectString(), "Arn"] } } }] },
+    });
+  });
+
+  it("may invoke exactly the four task functions", () => {
+    const [[, machine]] = resourcesOfType(json, "AWS::StepFunctions::StateMachine");
+    const roleId = (machine.Properties?.RoleArn as { "Fn::GetAtt": [string, string] })["Fn::GetAtt"][0];
+    const invoke = statementsOfRole(json, roleId).filter((s) => s.Action === "lambda:InvokeFunction");
+    const targets = new Set(JSON.stringify(invoke.map((s) => s.Resource)).match(/"Fn::GetAtt":\["([^"]+)","Arn"\]/g));
+    const expected = Object.values(TASK_FUNCTIONS).map((key) => `"Fn::GetAtt":["${logicalIdOfFunction(json, key)}","Arn"]`);
+    expect([...targets].sort()).toEqual(expected.sort());
+  });
+});
+
+describe("renderStateMachineDefinition", () => {
+  it("leaves no intrinsic objects in the definition", () => {
+    const text = JSON.stringify(rendered.definition);
+    expect(text).not.toMatch(/"(Ref|Fn::[A-Za-z]+)":/);
+    expect(text).not.toContain("${Token");
+  });
+
+  it("maps exactly the four task ARNs to their function keys", () => {
+    const expected = Object.fromEntries(
+      Object.values(TASK_FUNCTIONS).map((key) => [placeholderFunctionArn(key, RENDER), key]),
+    );
+    expect(rendered.taskFunctions).toEqual(expected);
+    expect(placeholderFunctionArn("attempt", RENDER)).toBe("arn:aws:lambda:eu-west-1:123456789012:function:agent-runner-attempt");
+    for (const [name, key] of Object.entries(TASK_FUNCTIONS)) {
+      expect(rendered.taskFunctions[state(name).Resource!]).toBe(key);
+    }
+  });
+
+  it("refuses intrinsics it cannot resolve instead of passing them through", () => {
+    const resolver = { ref: (n: string) => n, getAtt: (id: string, a: string) => `${id}.${a}` };
+    expect(resolveIntrinsics({ "Fn::Join": ["-", ["a", { Ref: "b" }]] }, resolver)).toBe("a-b");
+    expect(() => resolveIntrinsics({ "Fn::ImportValue": "x" }, resolver)).toThrow(/unsupported intrinsic/);
+  });
+});
+
+function expectString(): string {
+  return resourcesOfType(json, "AWS::Logs::LogGroup").find(([, g]) =>
+    String(g.Properties?.LogGroupName ?? "").startsWith("/aws/vendedlogs/states/"),
+  )![0];
+}
