@@ -70,8 +70,9 @@ function spec(key: FunctionKey, input: SpecInput): FunctionSpec {
   };
 }
 
-// Every function that pushes events also deletes connection items on
-// GoneException, hence DeleteItem next to POST.
+// DeleteItem: functions that push events drop connection items on
+// GoneException, and every lane pump (dispatcher, run-finalize, sweeper)
+// removes the lane-waiter item of the run it admits.
 const READ_WRITE: readonly DynamoAction[] = ["GetItem", "PutItem", "UpdateItem", "Query"];
 const READ_WRITE_DELETE: readonly DynamoAction[] = [...READ_WRITE, "DeleteItem"];
 
@@ -87,7 +88,7 @@ export const FUNCTION_SPECS: Readonly<Record<FunctionKey, FunctionSpec>> = {
   }),
   dispatcher: spec("dispatcher", {
     timeoutSeconds: 30,
-    dynamodb: READ_WRITE,
+    dynamodb: READ_WRITE_DELETE,
     states: ["StartExecution"],
     trigger: "run-queue",
   }),

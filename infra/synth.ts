@@ -52,9 +52,9 @@ function readCdkJsonContext(): Record<string, unknown> {
 }
 
 /** `Fn::GetAtt [logicalId, Arn]` of every Lambda function -> its key, from our tag or the construct path. */
-export function functionKeysByLogicalId(template: CfnTemplate): Record<string, string> {
+export function functionKeysByLogicalId(template: object): Record<string, string> {
   const keys: Record<string, string> = {};
-  for (const [logicalId, resource] of Object.entries(template.Resources ?? {})) {
+  for (const [logicalId, resource] of Object.entries(resourcesOf(template))) {
     if (resource.Type !== "AWS::Lambda::Function") continue;
     const key = keyFromTags(resource) ?? keyFromPath(resource);
     if (key) keys[logicalId] = key;
@@ -94,7 +94,7 @@ export function placeholderFunctionArn(key: string, opts: RenderOptions): string
   return `arn:aws:lambda:${opts.region}:${opts.accountId}:function:agent-runner-${key}`;
 }
 
-export function renderStateMachineDefinition(template: CfnTemplate, opts: RenderOptions): RenderedStateMachine {
+export function renderStateMachineDefinition(template: object, opts: RenderOptions): RenderedStateMachine {
   const machine = onlyResourceOfType(template, "AWS::StepFunctions::StateMachine");
   const resolved = resolveIntrinsics(machine.Properties?.DefinitionString, resolverFor(template, opts));
   if (typeof resolved !== "string") throw new Error("DefinitionString did not resolve to a string");
@@ -103,20 +103,26 @@ export function renderStateMachineDefinition(template: CfnTemplate, opts: Render
 }
 
 /** Sorted route keys of the WebSocket API. */
-export function listWebSocketRoutes(template: CfnTemplate): string[] {
-  return Object.values(template.Resources ?? {})
+export function listWebSocketRoutes(template: object): string[] {
+  return Object.values(resourcesOf(template))
     .filter((r) => r.Type === "AWS::ApiGatewayV2::Route")
     .map((r) => String(r.Properties?.RouteKey))
     .sort();
 }
 
-function onlyResourceOfType(template: CfnTemplate, type: string): CfnResource {
-  const found = Object.values(template.Resources ?? {}).filter((r) => r.Type === type);
+/** Templates arrive as plain objects (JSON files, other tools): read Resources defensively. */
+function resourcesOf(template: object): Record<string, CfnResource> {
+  const resources = (template as CfnTemplate).Resources;
+  return isRecord(resources) ? (resources as Record<string, CfnResource>) : {};
+}
+
+function onlyResourceOfType(template: object, type: string): CfnResource {
+  const found = Object.values(resourcesOf(template)).filter((r) => r.Type === type);
   if (found.length !== 1) throw new Error(`expected exactly one ${type}, found ${found.length}`);
   return found[0];
 }
 
-function taskFunctionsOf(definition: Record<string, unknown>, template: CfnTemplate, opts: RenderOptions): Record<string, string> {
+function taskFunctionsOf(definition: Record<string, unknown>, template: object, opts: RenderOptions): Record<string, string> {
   const arnToKey = new Map(
     Object.values(functionKeysByLogicalId(template)).map((key) => [placeholderFunctionArn(key, opts), key]),
   );
@@ -154,7 +160,7 @@ const PSEUDO_PARAMETERS = (opts: RenderOptions): Record<string, string> => ({
   "AWS::StackName": STACK_ID,
 });
 
-function resolverFor(template: CfnTemplate, opts: RenderOptions): Resolver {
+function resolverFor(template: object, opts: RenderOptions): Resolver {
   const pseudo = PSEUDO_PARAMETERS(opts);
   const functionKeys = functionKeysByLogicalId(template);
   const functionKeyOf = (logicalId: string): string => {

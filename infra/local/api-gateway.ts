@@ -54,6 +54,7 @@ export async function startLocalApiGateway(options: LocalApiGatewayOptions): Pro
     webSocketPath: WEBSOCKET_PATH,
     limits: resolveLimits(options.limits),
     createContext: options.createContext ?? defaultLambdaContext,
+    webSocketAsyncInvocation: options.webSocketAsyncInvocation,
   };
   const webSocket = new WebSocketGateway(settings, options.webSocketHandler, options.webSocketRoutes);
   const server = createServer((req, res) => {

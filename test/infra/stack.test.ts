@@ -253,7 +253,7 @@ describe("IAM", () => {
   it("pins which functions may delete or batch-write items", () => {
     const can = (action: string) => FUNCTION_KEYS.filter((k) => FUNCTION_SPECS[k].dynamodb.some((a) => a === action));
     expect(can("BatchWriteItem")).toEqual(["attempt"]);
-    expect(can("DeleteItem")).toEqual(["ws-api", "run-start", "attempt", "decide", "run-finalize", "sweeper"]);
+    expect(can("DeleteItem")).toEqual(["ws-api", "dispatcher", "run-start", "attempt", "decide", "run-finalize", "sweeper"]);
   });
 
   it("lets exactly dispatcher, run-finalize and sweeper start executions of the one state machine", () => {

@@ -81,6 +81,14 @@ export interface LocalApiGatewayOptions {
   webSocketRoutes: string[];
   limits?: LocalApiGatewayLimits;
   createContext?: (functionName: string, timeoutMs: number) => Context;
+  /**
+   * Message routes invoked asynchronously (integration request header
+   * `X-Amz-Invocation-Type: 'Event'`, as the CDK stack configures): API Gateway
+   * does not wait, so there is no 29 s integration timeout and no error message
+   * to the client; the function answers through the Management API within its
+   * own timeout, given here.
+   */
+  webSocketAsyncInvocation?: { functionTimeoutMs: number };
 }
 
 export interface LocalApiGateway {
@@ -112,4 +120,5 @@ export interface GatewaySettings {
   webSocketPath: string;
   limits: Required<LocalApiGatewayLimits>;
   createContext: (functionName: string, timeoutMs: number) => Context;
+  webSocketAsyncInvocation?: { functionTimeoutMs: number };
 }

@@ -197,6 +197,12 @@ export class WebSocketGateway implements ConnectionRegistry {
   }
 
   private async dispatchMessage(conn: Connection, event: WebSocketEvent): Promise<void> {
+    const async = this.settings.webSocketAsyncInvocation;
+    if (async) {
+      // Asynchronous invocation: nobody waits, and failures never reach the client.
+      await this.invoke(event, async.functionTimeoutMs);
+      return;
+    }
     const outcome = await this.invoke(event);
     if (outcome.kind === "returned") return;
     // Without a route response AWS still tells the client when the integration failed.
@@ -217,8 +223,7 @@ export class WebSocketGateway implements ConnectionRegistry {
     void done.finally(() => this.disconnects.delete(done));
   }
 
-  private invoke(event: WebSocketEvent): Promise<InvocationOutcome<WebSocketHandlerResult | void>> {
-    const timeoutMs = this.settings.limits.integrationTimeoutMs;
+  private invoke(event: WebSocketEvent, timeoutMs = this.settings.limits.integrationTimeoutMs): Promise<InvocationOutcome<WebSocketHandlerResult | void>> {
     const context = this.settings.createContext(WS_FUNCTION_NAME, timeoutMs);
     return invokeWithTimeout(() => this.handler(event, context), timeoutMs);
   }

@@ -1,0 +1,36 @@
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { ensureTable, startLocalDynamo, type LocalDynamo } from "../../infra/local/dynamo";
+import type { Db } from "../../shared/aws/dynamo";
+
+export interface TestDb {
+  db: Db;
+  dynamo: LocalDynamo;
+  /** Moves the test clock (leases, TTLs) without sleeping. */
+  advance(ms: number): void;
+  close(): Promise<void>;
+}
+
+/** A real DynamoDB API (dynalite, in memory) with a controllable clock. */
+export async function startTestDb(tableName = "agent-runner-test"): Promise<TestDb> {
+  const dynamo = await startLocalDynamo();
+  const client = new DynamoDBClient({ region: "us-east-1", endpoint: dynamo.endpoint, credentials: { accessKeyId: "local", secretAccessKey: "local" } });
+  await ensureTable(client, tableName);
+  let offset = 0;
+  const db: Db = {
+    doc: DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } }),
+    table: tableName,
+    now: () => Date.now() + offset,
+  };
+  return {
+    db,
+    dynamo,
+    advance: (ms) => {
+      offset += ms;
+    },
+    close: async () => {
+      client.destroy();
+      await dynamo.close();
+    },
+  };
+}
