@@ -9,7 +9,7 @@ import {
   LambdaRestApi,
   LogGroupLogDestination,
 } from "aws-cdk-lib/aws-apigateway";
-import { WebSocketApi, WebSocketStage } from "aws-cdk-lib/aws-apigatewayv2";
+import { WebSocketApi, WebSocketStage, type WebSocketRouteIntegrationBindOptions, type WebSocketRouteIntegrationConfig } from "aws-cdk-lib/aws-apigatewayv2";
 import { WebSocketLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations";
 import type { IFunction } from "aws-cdk-lib/aws-lambda";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
@@ -19,6 +19,7 @@ import {
   WS_ROUTE_KEYS,
   WS_ROUTE_SELECTION_EXPRESSION,
   WS_STAGE_NAME,
+  wsRouteInvokesAsync,
   wsRouteReturnsResponse,
 } from "./routes";
 
@@ -66,10 +67,31 @@ export function createWebSocketApi(scope: Construct): WebSocketFrontDoor {
   return { api, stage };
 }
 
-/** Every route, built-in and method, goes to the one ws-api handler. */
+/**
+ * Invokes the function asynchronously (`X-Amz-Invocation-Type: Event`): API
+ * Gateway does not wait, so its 29 s integration limit does not cut long
+ * requests (`agent.wait` defaults to 30 s) and the handler answers through
+ * the Management API within its own timeout.
+ */
+class AsyncWebSocketLambdaIntegration extends WebSocketLambdaIntegration {
+  override bind(options: WebSocketRouteIntegrationBindOptions): WebSocketRouteIntegrationConfig {
+    const config = super.bind(options);
+    return { ...config, requestParameters: { ...config.requestParameters, [INVOCATION_TYPE_HEADER]: "'Event'" } };
+  }
+}
+
+export const INVOCATION_TYPE_HEADER = "integration.request.header.X-Amz-Invocation-Type";
+
+/**
+ * Every route goes to the one ws-api handler: `$connect`/`$disconnect`
+ * synchronously (the connect result accepts or rejects the upgrade), method
+ * routes asynchronously.
+ */
 export function addWebSocketRoutes(api: WebSocketApi, handler: IFunction): void {
-  const integration = new WebSocketLambdaIntegration("WsApiIntegration", handler);
+  const sync = new WebSocketLambdaIntegration("WsApiIntegration", handler);
+  const async = new AsyncWebSocketLambdaIntegration("WsApiAsyncIntegration", handler);
   for (const routeKey of WS_ROUTE_KEYS) {
+    const integration = wsRouteInvokesAsync(routeKey) ? async : sync;
     api.addRoute(routeKey, { integration, returnResponse: wsRouteReturnsResponse(routeKey) });
   }
 }

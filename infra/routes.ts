@@ -37,12 +37,15 @@ export type WsRouteKey = (typeof WS_SYSTEM_ROUTES)[number] | WsMethodRoute;
 export const WS_ROUTE_KEYS: readonly WsRouteKey[] = [...WS_SYSTEM_ROUTES, ...WS_METHOD_ROUTES];
 
 /**
- * Routes whose Lambda result `body` is sent back to the caller as a frame
- * (two-way routes). `$connect`/`$disconnect` cannot answer with a frame.
- * Note: API Gateway cuts a WebSocket integration at 29 s, so a handler that
- * may wait longer (agent.wait) must post its `res` frame through the
- * Management API instead of returning it.
+ * No route returns its Lambda result to the caller: every `res` frame is
+ * posted through the Management API, so the same code answers whether it
+ * took 10 ms or (agent.wait) longer than API Gateway's 29 s integration limit.
  */
-export function wsRouteReturnsResponse(routeKey: WsRouteKey): boolean {
+export function wsRouteReturnsResponse(_routeKey: WsRouteKey): boolean {
+  return false;
+}
+
+/** Method routes (and `$default`) run asynchronously; connect/disconnect must be synchronous. */
+export function wsRouteInvokesAsync(routeKey: WsRouteKey): boolean {
   return routeKey !== "$connect" && routeKey !== "$disconnect";
 }

@@ -2,12 +2,12 @@ import type { Context } from "aws-lambda";
 import middy from "@middy/core";
 import { validate } from "../../shared/http/rest";
 import { finalizeRun } from "../../shared/run/finalize-run";
-import { StepPointerSchema } from "../../shared/run/pointer";
+import { FinalizeInputSchema } from "../../shared/run/pointer";
 import type { AppDeps } from "../../shared/runtime/app-deps";
 
 /** State machine task `FinalizeRun`: `{runId, loop, decision}` -> `{runId, status}`. */
 export function createRunFinalizeHandler(deps: AppDeps) {
   return middy<unknown, { runId: string; status: string }, Error, Context>().handler(async (event) => {
-    return finalizeRun(deps, validate(StepPointerSchema, event));
+    return finalizeRun(deps, validate(FinalizeInputSchema, event));
   });
 }

@@ -73,19 +73,46 @@ const consoleLogger: LocalLogger = {
 export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSource {
   const config = withDefaults(options);
   const idleTracker = new IdleTracker(config.concurrency);
-  let stopping = false;
+  const stopper = new Stopper();
   warnOnShortVisibilityTimeout(config);
   const pollers = Array.from({ length: config.concurrency }, (_, index) =>
-    pollLoop(index, config, idleTracker, () => stopping),
+    pollLoop(index, config, idleTracker, stopper),
   );
   return {
     stop: async () => {
-      stopping = true;
+      stopper.stop();
       await Promise.all(pollers);
       idleTracker.release();
     },
-    idle: () => (stopping ? Promise.resolve() : idleTracker.wait()),
+    idle: () => (stopper.stopped ? Promise.resolve() : idleTracker.wait()),
   };
+}
+
+/** The stop flag, plus a promise that cuts a poller's backoff pause short. */
+class Stopper {
+  stopped = false;
+  private readonly signal: Promise<void>;
+  private resolveSignal: () => void = () => undefined;
+
+  constructor() {
+    this.signal = new Promise((resolve) => {
+      this.resolveSignal = resolve;
+    });
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.resolveSignal();
+  }
+
+  /** Sleeps for `ms`, or less if stop() is called meanwhile. */
+  pause(ms: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const slept = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+    });
+    return Promise.race([slept, this.signal]).finally(() => clearTimeout(timer));
+  }
 }
 
 type Config = Required<Omit<SqsEventSourceOptions, "logger">> & { logger: LocalLogger };
@@ -107,9 +134,9 @@ function withDefaults(options: SqsEventSourceOptions): Config {
   return config;
 }
 
-async function pollLoop(index: number, config: Config, idle: IdleTracker, stopping: () => boolean): Promise<void> {
+async function pollLoop(index: number, config: Config, idle: IdleTracker, stopper: Stopper): Promise<void> {
   let backoffMs = INITIAL_BACKOFF_MS;
-  while (!stopping()) {
+  while (!stopper.stopped) {
     const ticket = idle.receiveStarted();
     try {
       const messages = await receive(config);
@@ -125,7 +152,7 @@ async function pollLoop(index: number, config: Config, idle: IdleTracker, stoppi
         backoffMs,
         error: String(error),
       });
-      await sleep(backoffMs);
+      await stopper.pause(backoffMs);
       backoffMs = Math.min(backoffMs * 2, MAX_BACKOFF_MS);
     }
   }
@@ -339,8 +366,4 @@ function warnOnShortVisibilityTimeout(config: Config): void {
       }
     })
     .catch(() => undefined);
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -26,6 +26,8 @@ export interface OpenAIResponsesProviderOptions {
   apiKey: string;
   baseURL?: string;
   requestTimeoutMs?: number;
+  /** Provider id; defaults to `openai-responses`. */
+  id?: string;
 }
 
 export const OPENAI_RESPONSES_PROVIDER_ID = "openai-responses";
@@ -151,12 +153,13 @@ export function createOpenAIResponsesProvider(opts: OpenAIResponsesProviderOptio
     timeout: opts.requestTimeoutMs,
     maxRetries: 0, // the runner owns retries
   });
+  const id = opts.id ?? OPENAI_RESPONSES_PROVIDER_ID;
   return {
-    id: OPENAI_RESPONSES_PROVIDER_ID,
+    id,
     offline: false,
     stream: (request) =>
       guardedStream({
-        provider: OPENAI_RESPONSES_PROVIDER_ID,
+        provider: id,
         model: request.model,
         request,
         classify: classifyProviderError,

@@ -127,6 +127,7 @@ export function toolCallEvent(block: Omit<ToolCallBlock, "type">): ContentEvent 
 }
 
 type AbortCause = "aborted" | "timeout";
+const ABORTED: unique symbol = Symbol("aborted");
 
 /** Links the caller's signal and the idle watchdog to one controller. */
 class Attempt {
@@ -167,8 +168,8 @@ class Attempt {
   }
 
   /** Resolves (never rejects) when the attempt is aborted, for racing hung reads. */
-  readonly aborted: Promise<"aborted"> = new Promise((resolve) => {
-    this.controller.signal.addEventListener("abort", () => resolve("aborted"), { once: true });
+  readonly aborted: Promise<typeof ABORTED> = new Promise((resolve) => {
+    this.controller.signal.addEventListener("abort", () => resolve(ABORTED), { once: true });
   });
 }
 
@@ -204,8 +205,8 @@ function createIO(attempt: Attempt, message: MessageBuilder): StreamIO {
 async function raceAbort<T>(attempt: Attempt, work: Promise<T>): Promise<T> {
   work.catch(() => undefined); // the loser of the race must not become an unhandled rejection
   const winner = await Promise.race([work, attempt.aborted]);
-  if (winner === "aborted" && attempt.cause) throw new AttemptAbortedSignal(attempt.cause);
-  return winner as T;
+  if (winner === ABORTED) throw new AttemptAbortedSignal(attempt.cause ?? "aborted");
+  return winner;
 }
 
 function failureFor(attempt: Attempt, opts: GuardOptions, error: unknown, started: boolean): ProviderFailure {

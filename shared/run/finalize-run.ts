@@ -8,7 +8,7 @@ import type { Decision } from "../core/run-loop";
 import { RunEventEmitter } from "../events/emitter";
 import { pumpLane } from "../lanes/pump";
 import type { RunDeps } from "./deps";
-import type { StepPointer } from "./pointer";
+import type { FinalizeInput } from "./pointer";
 import { emitterDeps } from "./start-run";
 
 type Finalize = Extract<Decision, { action: "finalize" }>;
@@ -18,13 +18,10 @@ type Finalize = Extract<Decision, { action: "finalize" }>;
  * terminal state once, emit `lifecycle end|error`, give up the write claim and
  * hand the session lane to the next waiting run. Safe to run twice.
  */
-export async function finalizeRun(deps: RunDeps, input: StepPointer): Promise<{ runId: string; status: string }> {
+export async function finalizeRun(deps: RunDeps, input: FinalizeInput): Promise<{ runId: string; status: string }> {
   const run = await getRun(deps.db, input.runId);
   if (!run) throw new RunNotFoundError(input.runId);
-  const decision: Finalize =
-    input.decision.action === "finalize"
-      ? input.decision
-      : { action: "finalize", status: "error", reason: "unexpected_decision", error: "The run ended unexpectedly." };
+  const decision = finalDecision(input);
   if (!TERMINAL_STATUSES.has(run.status)) await endRun(deps, run, input, decision);
   await releaseWriter(deps.db, { sessionId: run.sessionId, runId: run.runId });
   await pumpLane(deps, run.sessionKey);
@@ -32,7 +29,13 @@ export async function finalizeRun(deps: RunDeps, input: StepPointer): Promise<{ 
   return { runId: run.runId, status: final?.status ?? decision.status };
 }
 
-async function endRun(deps: RunDeps, run: RunRecord, input: StepPointer, decision: Finalize): Promise<void> {
+function finalDecision(input: FinalizeInput): Finalize {
+  if (input.decision?.action === "finalize") return input.decision;
+  const reason = input.crash ? "recovery_failed" : "unexpected_decision";
+  return { action: "finalize", status: "error", reason, error: "The run ended unexpectedly." };
+}
+
+async function endRun(deps: RunDeps, run: RunRecord, input: FinalizeInput, decision: Finalize): Promise<void> {
   const attempts = await listAttempts(deps.db, run.runId);
   const last = attempts[attempts.length - 1];
   const payloads = shapeReply({
@@ -48,7 +51,7 @@ async function endRun(deps: RunDeps, run: RunRecord, input: StepPointer, decisio
     model: last?.model ?? run.model,
     offline: last?.offline ?? false,
     attempts: attempts.length,
-    iterations: input.loop.iteration,
+    iterations: input.loop?.iteration ?? attempts.length,
     usage,
     stopReason: last?.stopReason,
     reason: decision.reason,

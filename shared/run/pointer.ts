@@ -22,3 +22,16 @@ export const RecoverInputSchema = z.object({
   crash: CrashSchema,
 });
 export type RecoverInput = z.infer<typeof RecoverInputSchema>;
+
+/**
+ * FinalizeRun's input: normally a step with a `finalize` decision; when even
+ * the recovery task failed, Step Functions' Catch delivers `{runId, crash}`
+ * (and whatever else the state held), and the run must still end cleanly.
+ */
+export const FinalizeInputSchema = z.object({
+  runId: z.string().min(1),
+  loop: LoopStateSchema.optional(),
+  decision: DecisionSchema.optional(),
+  crash: CrashSchema.optional(),
+});
+export type FinalizeInput = z.infer<typeof FinalizeInputSchema>;

@@ -197,13 +197,24 @@ describe("APIs", () => {
       "connect", "agent", "agent.wait", "sessions.subscribe", "sessions.unsubscribe",
       "sessions.list", "sessions.history", "runs.abort", "events.replay",
     ]);
-    template.resourceCountIs("AWS::ApiGatewayV2::Integration", 1);
-    template.hasResourceProperties("AWS::ApiGatewayV2::Integration", {
-      IntegrationType: "AWS_PROXY",
-      IntegrationUri: Match.objectLike({
-        "Fn::Join": ["", Match.arrayWith([{ "Fn::GetAtt": [logicalIdOfFunction(json, "ws-api"), "Arn"] }])],
-      }),
-    });
+    // Two integrations of the same function: synchronous for $connect/$disconnect, asynchronous for methods.
+    template.resourceCountIs("AWS::ApiGatewayV2::Integration", 2);
+    const integrations = resourcesOfType(json, "AWS::ApiGatewayV2::Integration");
+    for (const [, integration] of integrations) {
+      expect(integration.Properties).toMatchObject({ IntegrationType: "AWS_PROXY" });
+      expect(JSON.stringify(integration.Properties?.IntegrationUri)).toContain(logicalIdOfFunction(json, "ws-api"));
+    }
+    const asyncIds = integrations
+      .filter(([, i]) => (i.Properties?.RequestParameters as Record<string, string> | undefined)?.["integration.request.header.X-Amz-Invocation-Type"] === "'Event'")
+      .map(([id]) => id);
+    expect(asyncIds).toHaveLength(1);
+    for (const [, route] of resourcesOfType(json, "AWS::ApiGatewayV2::Route")) {
+      const key = route.Properties?.RouteKey as string;
+      const target = JSON.stringify(route.Properties?.Target);
+      const isAsync = target.includes(asyncIds[0]);
+      expect({ key, isAsync }).toEqual({ key, isAsync: key !== "$connect" && key !== "$disconnect" });
+      expect(route.Properties?.RouteResponseSelectionExpression).toBeUndefined();
+    }
     template.hasResourceProperties("AWS::ApiGatewayV2::Stage", { StageName: "prod", AutoDeploy: true });
   });
 

@@ -114,7 +114,8 @@ async function withSource<T>(eventSource: SqsEventSource, act: () => Promise<T>)
   }
 }
 
-describe("local SQS (fauxqs) FIFO semantics", () => {
+// Each test owns its queues, so the I/O-bound tests run concurrently.
+describe.concurrent("local SQS (fauxqs) FIFO semantics", () => {
   it("drops a duplicate MessageDeduplicationId inside the window", async () => {
     // Prepare
     const queue = await newQueue();
@@ -206,7 +207,7 @@ describe("local SQS (fauxqs) FIFO semantics", () => {
   });
 });
 
-describe("SQS event source (Lambda event source mapping emulation)", () => {
+describe.concurrent("SQS event source (Lambda event source mapping emulation)", () => {
   it("invokes the handler with real-shaped SQS records", async () => {
     // Prepare
     const queue = await newQueue();
@@ -296,6 +297,30 @@ describe("SQS event source (Lambda event source mapping emulation)", () => {
     expect(deliveries.filter((d) => d.body === "fine")).toEqual([{ body: "fine", receiveCount: "1" }]);
     expect(deliveries.filter((d) => d.body === "poison").map((d) => d.receiveCount)).toEqual(["1", "2"]);
     expect(await receive(queue.queueUrl)).toEqual([]);
+  });
+
+  it("holds a group's next message back until a failed one succeeds", async () => {
+    // Prepare
+    const queue = await newQueue();
+    const deliveries: string[] = [];
+    const handler: SqsBatchHandler = async (event): Promise<SQSBatchResponse> => {
+      const failures: SQSBatchResponse["batchItemFailures"] = [];
+      for (const record of event.Records) {
+        const attempt = record.attributes.ApproximateReceiveCount;
+        deliveries.push(`${record.body}#${attempt}`);
+        if (record.body === "s1-first" && attempt === "1") failures.push({ itemIdentifier: record.messageId });
+      }
+      return { batchItemFailures: failures };
+    };
+    await send(queue.queueUrl, "s1-first", "s1");
+    await send(queue.queueUrl, "s1-second", "s1");
+    const eventSource = source(queue, handler);
+
+    // Act
+    await withSource(eventSource, () => waitFor(() => (deliveries.length >= 3 ? deliveries : undefined)));
+
+    // Assess
+    expect(deliveries).toEqual(["s1-first#1", "s1-first#2", "s1-second#1"]);
   });
 
   it("leaves the whole batch when the handler throws, and delivers it again", async () => {

@@ -173,7 +173,8 @@ describe("local Step Functions API (real SFNClient)", () => {
   });
 });
 
-describe("local Step Functions executions", () => {
+// Each test registers its own machine, so executions run concurrently.
+describe.concurrent("local Step Functions executions", () => {
   it("runs a Choice loop whose Wait (SecondsPath) really waits", async () => {
     // Prepare
     const increment: TaskHandler = async (input) => {
@@ -284,7 +285,7 @@ describe("local Step Functions executions", () => {
 
   it("times a Task out with States.Timeout (TimeoutSeconds), catchable", async () => {
     // Prepare
-    const slow: TaskHandler = () => new Promise((resolve) => setTimeout(() => resolve({}), 2_500));
+    const slow: TaskHandler = () => new Promise((resolve) => setTimeout(() => resolve({}), 1_500));
     const arn = register(
       {
         StartAt: "Step",

@@ -1,0 +1,68 @@
+import WebSocket from "ws";
+
+export interface Frame {
+  type: string;
+  id?: string | null;
+  ok?: boolean;
+  payload?: any;
+  error?: { code: string; message: string; details?: Record<string, unknown> };
+  event?: string;
+  seq?: number;
+}
+
+/** A tiny gateway-protocol client for tests: request/response by id, and a log of every frame. */
+export class TestWsClient {
+  readonly frames: Frame[] = [];
+  private waiters: { match: (f: Frame) => boolean; resolve: (f: Frame) => void }[] = [];
+  private counter = 0;
+
+  private constructor(readonly socket: WebSocket) {
+    socket.on("message", (data) => {
+      const frame = JSON.parse(data.toString()) as Frame;
+      this.frames.push(frame);
+      this.waiters = this.waiters.filter((w) => (w.match(frame) ? (w.resolve(frame), false) : true));
+    });
+  }
+
+  static async open(url: string): Promise<TestWsClient> {
+    const socket = new WebSocket(url);
+    await new Promise<void>((resolve, reject) => {
+      socket.once("open", () => resolve());
+      socket.once("error", reject);
+    });
+    return new TestWsClient(socket);
+  }
+
+  /** Sends a `req` and resolves with its `res`. */
+  async request(method: string, params?: unknown, timeoutMs = 40_000): Promise<Frame> {
+    const id = `t-${++this.counter}`;
+    const response = this.waitFor((f) => f.type === "res" && f.id === id, timeoutMs);
+    this.socket.send(JSON.stringify({ type: "req", id, method, params }));
+    return response;
+  }
+
+  sendRaw(text: string): void {
+    this.socket.send(text);
+  }
+
+  waitFor(match: (f: Frame) => boolean, timeoutMs = 40_000): Promise<Frame> {
+    const seen = this.frames.find(match);
+    if (seen) return Promise.resolve(seen);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no matching frame within ${timeoutMs} ms`)), timeoutMs);
+      this.waiters.push({ match, resolve: (f) => (clearTimeout(timer), resolve(f)) });
+    });
+  }
+
+  agentEvents(runId: string): Frame[] {
+    return this.frames.filter((f) => f.type === "event" && f.event === "agent" && f.payload?.runId === runId);
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.socket.readyState === WebSocket.CLOSED) return resolve();
+      this.socket.once("close", () => resolve());
+      this.socket.close();
+    });
+  }
+}
