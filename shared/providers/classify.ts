@@ -162,23 +162,27 @@ function header(headers: HeadersLike | undefined, name: string): string | undefi
   return Array.isArray(value) ? value[0] : value;
 }
 
+/** Any positive advised delay, however large; undefined when absent or unparseable. */
+function advisedDelayMs(headers: HeadersLike | undefined, now: number): number | undefined {
+  const positive = (ms: number) => (Number.isFinite(ms) && ms > 0 ? Math.ceil(ms) : undefined);
+  const msHeader = header(headers, "retry-after-ms")?.trim();
+  const fromMs = msHeader ? positive(Number(msHeader)) : undefined;
+  if (fromMs !== undefined) return fromMs;
+  const value = header(headers, "retry-after")?.trim();
+  if (!value) return undefined;
+  if (/^\d+(\.\d+)?$/.test(value)) return positive(Number(value) * 1000);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : positive(date - now);
+}
+
 /**
  * Server-advised delay from `retry-after-ms` (OpenAI, milliseconds) or
  * `retry-after` (seconds or an HTTP date). Returns undefined unless the value
- * is positive and below MAX_SANE_RETRY_AFTER_MS.
+ * is positive and at most MAX_SANE_RETRY_AFTER_MS.
  */
 export function parseRetryAfterMs(headers: HeadersLike | undefined, now: number = Date.now()): number | undefined {
-  const sane = (ms: number) => (Number.isFinite(ms) && ms > 0 && ms <= MAX_SANE_RETRY_AFTER_MS ? Math.ceil(ms) : undefined);
-  const msHeader = header(headers, "retry-after-ms");
-  if (msHeader !== undefined && msHeader.trim() !== "") {
-    const ms = sane(Number(msHeader));
-    if (ms !== undefined) return ms;
-  }
-  const value = header(headers, "retry-after")?.trim();
-  if (!value) return undefined;
-  if (/^\d+(\.\d+)?$/.test(value)) return sane(Number(value) * 1000);
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : sane(date - now);
+  const ms = advisedDelayMs(headers, now);
+  return ms !== undefined && ms <= MAX_SANE_RETRY_AFTER_MS ? ms : undefined;
 }
 
 /**
@@ -190,19 +194,19 @@ function retryAfterFromText(message: string): number | undefined {
   const match = /try again in (\d+(?:\.\d+)?)(ms|s)\b/i.exec(message);
   if (!match) return undefined;
   const ms = Number(match[1]) * (match[2].toLowerCase() === "ms" ? 1 : 1000);
-  return ms > 0 && ms <= MAX_SANE_RETRY_AFTER_MS ? Math.ceil(ms) : undefined;
+  return ms > 0 ? Math.ceil(ms) : undefined;
 }
 
 export function classifySignal(signal: ErrorSignal, responseStarted: boolean, now: number = Date.now()): ProviderFailure {
   const kind = kindOf(signal);
   const failure: ProviderFailure = { kind, message: signal.message, retryable: RETRYABLE[kind], responseStarted };
   if (signal.status !== undefined) failure.status = signal.status;
-  const retryAfterMs =
-    parseRetryAfterMs(signal.headers, now) ?? (kind === "rate_limit" ? retryAfterFromText(signal.message) : undefined);
-  if (retryAfterMs !== undefined) failure.retryAfterMs = retryAfterMs;
+  const advised = advisedDelayMs(signal.headers, now) ?? (kind === "rate_limit" ? retryAfterFromText(signal.message) : undefined);
+  // An absurd delay is not reported, but it still says "not worth waiting for".
+  if (advised !== undefined && advised <= MAX_SANE_RETRY_AFTER_MS) failure.retryAfterMs = advised;
   if (kind === "rate_limit") {
     // No advice at all: assume the common per-minute window (OpenClaw retries 10/20/30 s).
-    failure.rateLimitWindow = retryAfterMs === undefined || retryAfterMs <= SHORT_RETRY_WINDOW_MS ? "short" : "long";
+    failure.rateLimitWindow = advised === undefined || advised <= SHORT_RETRY_WINDOW_MS ? "short" : "long";
   }
   return failure;
 }

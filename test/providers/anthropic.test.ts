@@ -188,6 +188,8 @@ describe("anthropic: failures", () => {
     [500, "api_error", "Internal server error", "server_error"],
     [400, "invalid_request_error", "messages.1.content.0.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'", "format"],
     [413, "request_too_large", "Request exceeds the maximum allowed number of bytes.", "context_overflow"],
+    [402, "billing_error", "Your organization has an outstanding balance.", "billing"],
+    [504, "timeout_error", "Request timed out", "timeout"],
   ] as const)("status %i %s -> %s", async (status, type, message, kind) => {
     // Prepare
     server.enqueue(messages.error(status, type, message));

@@ -106,6 +106,12 @@ describe("classifySignal: rate limit windows", () => {
     expect(failure.retryAfterMs).toBe(retryAfterMs);
   });
 
+  it("drops an absurd Retry-After but still calls the window long", () => {
+    const failure = classifySignal({ status: 429, message: "Too Many Requests", headers: { "retry-after": String(3 * 24 * 3600) } }, false);
+    expect(failure.retryAfterMs).toBeUndefined();
+    expect(failure.rateLimitWindow).toBe("long");
+  });
+
   it("does not attach a window to other kinds but keeps their Retry-After", () => {
     const failure = classifySignal({ status: 529, message: "Overloaded", headers: { "retry-after": "5" } }, true);
     expect(failure).toEqual({ kind: "overloaded", message: "Overloaded", status: 529, retryable: true, retryAfterMs: 5000, responseStarted: true });

@@ -13,7 +13,8 @@ export interface Frame {
 /** A tiny gateway-protocol client for tests: request/response by id, and a log of every frame. */
 export class TestWsClient {
   readonly frames: Frame[] = [];
-  private waiters: { match: (f: Frame) => boolean; resolve: (f: Frame) => void }[] = [];
+  private waiters: { match: (f: Frame) => boolean; resolve: (f: Frame) => void; reject: (e: Error) => void }[] = [];
+  closeCode: number | undefined;
   private counter = 0;
 
   private constructor(readonly socket: WebSocket) {
@@ -21,6 +22,11 @@ export class TestWsClient {
       const frame = JSON.parse(data.toString()) as Frame;
       this.frames.push(frame);
       this.waiters = this.waiters.filter((w) => (w.match(frame) ? (w.resolve(frame), false) : true));
+    });
+    socket.on("close", (code) => {
+      this.closeCode = code;
+      for (const waiter of this.waiters) waiter.reject(new Error(`connection closed (${code})`));
+      this.waiters = [];
     });
   }
 
@@ -50,7 +56,11 @@ export class TestWsClient {
     if (seen) return Promise.resolve(seen);
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`no matching frame within ${timeoutMs} ms`)), timeoutMs);
-      this.waiters.push({ match, resolve: (f) => (clearTimeout(timer), resolve(f)) });
+      this.waiters.push({
+        match,
+        resolve: (f) => (clearTimeout(timer), resolve(f)),
+        reject: (e) => (clearTimeout(timer), reject(e)),
+      });
     });
   }
 
