@@ -295,7 +295,7 @@ describe("openai chat: failures after the response started", () => {
     expect(Date.now() - started).toBeLessThan(3000);
   });
 
-  it("times out a server that never sends the first byte", async () => {
+  it("times out a stream that sends headers but never a chunk", async () => {
     // Prepare
     server.enqueue(chat.stall());
 
