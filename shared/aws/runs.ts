@@ -38,6 +38,9 @@ export const RunRecordSchema = z.object({
   executionArn: z.string().optional(),
   userEntrySeq: z.number().int().optional(),
   result: RunResultSchema.optional(),
+  /** Set by an abort request (runs.abort, interrupt mode); attempts stop at their next boundary. */
+  abortRequestedAt: z.number().optional(),
+  abortReason: z.string().optional(),
   expiresAt: z.number().optional(),
 });
 export type RunRecord = z.infer<typeof RunRecordSchema>;
@@ -165,6 +168,26 @@ export async function markEnded(db: Db, runId: string, ending: RunEnding): Promi
         ConditionExpression: "attribute_exists(pk) AND NOT (#s IN (:ok, :error, :timeout, :aborted))",
         ExpressionAttributeNames: names,
         ExpressionAttributeValues: values,
+      }),
+    ),
+  );
+}
+
+/**
+ * Asks a run to stop. Only a flag: the attempt watching the run aborts its
+ * model call and tools at the next boundary, and the state machine finalizes
+ * the run as `aborted`. False when the run already ended (or does not exist).
+ */
+export async function requestAbort(db: Db, runId: string, reason: string): Promise<boolean> {
+  return conditionally(() =>
+    db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: keys.run(runId),
+        UpdateExpression: "SET abortRequestedAt = if_not_exists(abortRequestedAt, :now), abortReason = if_not_exists(abortReason, :reason)",
+        ConditionExpression: "attribute_exists(pk) AND NOT (#s IN (:ok, :error, :timeout, :aborted))",
+        ExpressionAttributeNames: { "#s": "status" },
+        ExpressionAttributeValues: { ":now": db.now(), ":reason": reason, ":ok": "ok", ":error": "error", ":timeout": "timeout", ":aborted": "aborted" },
       }),
     ),
   );

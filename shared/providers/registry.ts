@@ -41,7 +41,7 @@ function providerFor(config: AgentConfig, providerId: string): ModelProvider {
     case "openai": {
       const settings = config.providers.openai;
       const options = { apiKey: settings.apiKey ?? NO_KEY, baseURL: settings.baseURL, requestTimeoutMs: timeoutMs(settings.timeoutSeconds) };
-      return settings.api === "responses" ? createOpenAIResponsesProvider(options) : createOpenAIChatProvider(options);
+      return settings.api === "responses" ? createOpenAIResponsesProvider({ ...options, id: "openai" }) : createOpenAIChatProvider(options);
     }
     case "anthropic": {
       const settings = config.providers.anthropic;

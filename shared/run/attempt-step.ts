@@ -13,6 +13,7 @@ import { modelChain, resolveModel } from "../providers/registry";
 import type { RunDeps } from "./deps";
 import type { LoopPointer, StepPointer } from "./pointer";
 import { emitterDeps } from "./start-run";
+import { watchRun } from "./run-watch";
 
 /** Stop starting new model calls when less than this is left before the Lambda deadline. */
 export const YIELD_MARGIN_MS = 60_000;
@@ -35,19 +36,35 @@ export async function attemptStep(deps: RunDeps, input: LoopPointer, clock: Step
   if (TERMINAL_STATUSES.has(run.status)) {
     return { runId: run.runId, loop: head.loop, decision: { action: "finalize", status: "aborted", reason: "already_ended" } };
   }
-  if (runExpired(run, deps.db.now())) {
-    const error = `The run exceeded its time budget of ${Math.round(run.timeoutMs / 1000)} s.`;
-    return { runId: run.runId, loop: head.loop, decision: { action: "finalize", status: "timeout", reason: "run_timeout", error } };
+  if (run.abortRequestedAt !== undefined) {
+    return { runId: run.runId, loop: head.loop, decision: { action: "finalize", status: "aborted", reason: "abort_requested", error: "The run was aborted." } };
   }
-  const report = await executeAttempt(deps, run, head.loop, clock);
-  return { runId: run.runId, ...decideNext(head.loop, report.outcome) };
+  if (runExpired(run, deps.db.now())) return { runId: run.runId, loop: head.loop, decision: timeoutDecision(run) };
+  const watch = watchRun(deps.db, run.runId, runDeadline(run));
+  try {
+    const report = await executeAttempt(deps, run, head.loop, clock, watch.signal);
+    if (watch.reason() === "run_timeout") return { runId: run.runId, loop: head.loop, decision: timeoutDecision(run) };
+    return { runId: run.runId, ...decideNext(head.loop, report.outcome) };
+  } finally {
+    watch.stop();
+  }
+}
+
+function runDeadline(run: RunRecord): number | undefined {
+  return run.timeoutMs > 0 && run.startedAt !== undefined ? run.startedAt + run.timeoutMs : undefined;
 }
 
 function runExpired(run: RunRecord, now: number): boolean {
-  return run.timeoutMs > 0 && run.startedAt !== undefined && now - run.startedAt > run.timeoutMs;
+  const deadline = runDeadline(run);
+  return deadline !== undefined && now >= deadline;
 }
 
-async function executeAttempt(deps: RunDeps, run: RunRecord, loop: LoopState, clock: StepClock): Promise<AttemptReport> {
+function timeoutDecision(run: RunRecord) {
+  const error = `The run exceeded its time budget of ${Math.round(run.timeoutMs / 1000)} s.`;
+  return { action: "finalize" as const, status: "timeout" as const, reason: "run_timeout", error };
+}
+
+async function executeAttempt(deps: RunDeps, run: RunRecord, loop: LoopState, clock: StepClock, signal: AbortSignal): Promise<AttemptReport> {
   const ref = modelChain(deps.config, run.model)[loop.modelIndex] ?? run.model;
   const { provider, model } = resolveModel(deps.config, ref);
   const startedAt = deps.db.now();
@@ -57,7 +74,6 @@ async function executeAttempt(deps: RunDeps, run: RunRecord, loop: LoopState, cl
   });
   const emitter = await RunEventEmitter.open(emitterDeps(deps), run.runId, run.sessionKey);
   const sink = createAttemptSink(emitter, { emitThinking: false });
-  const abort = new AbortController();
   try {
     const history = (await readTranscript(deps.db, run.sessionId)).map((entry) => entry.message);
     const agent = deps.config.agent;
@@ -72,7 +88,7 @@ async function executeAttempt(deps: RunDeps, run: RunRecord, loop: LoopState, cl
         claim = await appendTurn(deps.db, claim, turn);
       },
       sink,
-      toolContext: { runId: run.runId, sessionKey: run.sessionKey, signal: abort.signal },
+      toolContext: { runId: run.runId, sessionKey: run.sessionKey, signal },
       idleTimeoutMs: idleTimeoutMs(deps, run),
       maxOutputTokens: agent.maxOutputTokens,
       maxToolRounds: agent.maxToolRounds,

@@ -31,24 +31,24 @@ describe("npm start: the whole flow on loopback", () => {
     const body = JSON.stringify({ sessionKey: "rest-session", message: "hello over rest", idempotencyKey: "rest-k1" });
     const first = await fetch(`${app.restUrl}/v1/agent`, { method: "POST", headers: auth(), body });
     expect(first.status).toBe(202);
-    const accepted = await first.json();
+    const accepted = (await first.json()) as any;
     expect(accepted).toMatchObject({ status: "accepted", runId: expect.stringMatching(/^run_/), acceptedAt: expect.any(Number) });
 
     const repeat = await fetch(`${app.restUrl}/v1/agent`, { method: "POST", headers: auth(), body });
     expect(await repeat.json()).toMatchObject({ runId: accepted.runId, acceptedAt: accepted.acceptedAt, cached: true });
 
     const wait = await fetch(`${app.restUrl}/v1/runs/${accepted.runId}/wait`, { method: "POST", headers: auth(), body: "{}" });
-    const result = await wait.json();
+    const result = (await wait.json()) as any;
     expect(result).toMatchObject({ runId: accepted.runId, status: "ok" });
     expect(result.endedAt).toBeGreaterThanOrEqual(result.startedAt);
 
-    const events = (await (await fetch(`${app.restUrl}/v1/runs/${accepted.runId}/events`, { headers: auth() })).json()).events;
+    const events = ((await (await fetch(`${app.restUrl}/v1/runs/${accepted.runId}/events`, { headers: auth() })).json()) as any).events;
     assertRunEvents(events);
     const end = events[events.length - 1];
     expect(end.data.payloads[0].text).toContain('You said: "hello over rest"');
     expect(end.data.meta).toMatchObject({ offline: true, model: "offline/echo" });
 
-    const history = await (await fetch(`${app.restUrl}/v1/sessions/rest-session/history`, { headers: auth() })).json();
+    const history = (await (await fetch(`${app.restUrl}/v1/sessions/rest-session/history`, { headers: auth() })).json()) as any;
     expect(history.messages.map((m: { role: string }) => m.role)).toEqual(["user", "assistant"]);
     expect(history.messages[0].content).toBe("hello over rest");
     // The repeat started nothing new: one run in the session.
