@@ -1,0 +1,80 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createAttemptHandler } from "../../functions/attempt/app";
+import { createDecideHandler } from "../../functions/decide/app";
+import { createDispatcherHandler } from "../../functions/dispatcher/app";
+import { createRestHandler } from "../../functions/rest-api/app";
+import { createRunFinalizeHandler } from "../../functions/run-finalize/app";
+import { createRunStartHandler } from "../../functions/run-start/app";
+import { createWebSocketHandler } from "../../functions/ws-api/app";
+import { createLambdaContext } from "../../infra/local/lambda-context";
+import { startLocalStack, type LocalStack } from "../../infra/local/stack";
+import { getConnection } from "../../shared/aws/connections";
+import { createRun, getRun } from "../../shared/aws/runs";
+import { resolveSession } from "../../shared/aws/sessions";
+import { loadAgentConfig } from "../../shared/config/config";
+import { runIdForIdempotencyKey } from "../../shared/core/ids";
+import { sampleEvent } from "../support/events";
+
+let stack: LocalStack;
+const context = (name: string, timeoutMs = 60_000) => createLambdaContext(name, timeoutMs);
+
+beforeAll(async () => {
+  stack = await startLocalStack({ config: loadAgentConfig({}), authToken: "sample-token" });
+}, 60_000);
+afterAll(async () => stack?.close());
+
+describe("sample events drive every handler", () => {
+  it("rest-api: POST /v1/agent, wait on an unknown run, history", async () => {
+    const rest = createRestHandler(stack.deps);
+    const accepted = await rest(sampleEvent("rest-post-agent.json"), context("rest-api"));
+    expect(accepted.statusCode).toBe(202);
+    const runId = JSON.parse(accepted.body).runId;
+    expect(runId).toBe(runIdForIdempotencyKey("sample-k1"));
+    const missing = await rest(sampleEvent("rest-post-wait.json"), context("rest-api"));
+    expect(missing.statusCode).toBe(404);
+    await stack.idle();
+    const history = await rest(sampleEvent("rest-get-history.json"), context("rest-api"));
+    expect(history.statusCode).toBe(200);
+    expect(JSON.parse(history.body).messages.map((m: { role: string }) => m.role)).toEqual(["user", "assistant", "tool_result", "assistant"]);
+  });
+
+  it("ws-api: $connect, connect, agent, unknown method, $disconnect", async () => {
+    const ws = createWebSocketHandler(stack.deps);
+    const connectionId = sampleEvent("ws-connect.json").requestContext.connectionId;
+    expect(await ws(sampleEvent("ws-connect.json"), context("ws-api"))).toEqual({ statusCode: 200 });
+    expect((await getConnection(stack.deps.db, connectionId))?.authenticated).toBe(false);
+    await ws(sampleEvent("ws-message-connect.json"), context("ws-api"));
+    expect((await getConnection(stack.deps.db, connectionId))?.authenticated).toBe(true);
+    await ws(sampleEvent("ws-message-agent.json"), context("ws-api"));
+    expect(await getRun(stack.deps.db, runIdForIdempotencyKey("sample-ws-k1"))).toMatchObject({ source: "ws", message: "hello" });
+    expect(await ws(sampleEvent("ws-message-unknown.json"), context("ws-api"))).toEqual({ statusCode: 200 });
+    await ws(sampleEvent("ws-disconnect.json"), context("ws-api"));
+    expect(await getConnection(stack.deps.db, connectionId)).toBeUndefined();
+    await stack.idle();
+  });
+
+  it("state machine tasks: run-start, attempt, decide, run-finalize on run_sample", async () => {
+    const session = await resolveSession(stack.deps.db, "samples");
+    await createRun(stack.deps.db, {
+      v: 1, runId: "run_sample", sessionKey: "samples", sessionId: session.sessionId, message: "hi from a sample",
+      requestHash: "x", source: "rest", status: "accepted", model: "offline/echo", timeoutMs: 60_000, acceptedAt: Date.now(),
+    });
+    const started = await createRunStartHandler(stack.deps)(sampleEvent("run-start-task.json"), context("run-start"));
+    expect(started).toMatchObject({ runId: "run_sample", loop: { iteration: 0 } });
+    const step = await createAttemptHandler(stack.deps)(sampleEvent("attempt-task.json"), context("attempt", 900_000));
+    expect(step).toMatchObject({ runId: "run_sample", loop: { iteration: 1 }, decision: { action: "finalize", status: "ok" } });
+    const recovered = await createDecideHandler(stack.deps)(sampleEvent("decide-task-crash.json"), context("decide"));
+    expect(recovered.decision).toEqual({ action: "attempt" });
+    const ended = await createRunFinalizeHandler(stack.deps)(sampleEvent("run-finalize-task.json"), context("run-finalize"));
+    expect(ended).toEqual({ runId: "run_sample", status: "ok" });
+    expect((await getRun(stack.deps.db, "run_sample"))?.result?.payloads[0].text).toContain("hi from a sample");
+  });
+
+  it("dispatcher: an already finished run in the batch is acknowledged; an unknown run fails alone", async () => {
+    const dispatcher = createDispatcherHandler(stack.deps);
+    const batch = sampleEvent("dispatcher-sqs-fifo-batch.json");
+    expect(await dispatcher(batch, context("dispatcher"))).toEqual({ batchItemFailures: [] });
+    const poison = { Records: [{ ...batch.Records[0], messageId: "poison-1", body: JSON.stringify({ v: 1, runId: "run_nobody" }) }] };
+    expect(await dispatcher(poison, context("dispatcher"))).toEqual({ batchItemFailures: [{ itemIdentifier: "poison-1" }] });
+  });
+});
