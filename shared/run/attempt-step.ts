@@ -71,6 +71,10 @@ async function executeAttempt(deps: RunDeps, run: RunRecord, loop: LoopState, cl
   let claim: WriterClaim = await claimWriter(deps.db, run.sessionId, run.runId, {
     leaseMs: clock.remainingMs() + 30_000,
     acquireTimeoutMs: deps.config.session.writeLockAcquireTimeoutMs,
+    // The run is one logical writer across its tasks: a new task of the same run takes the
+    // claim at once (a crashed predecessor's live lease must not stall it) and the epoch bump
+    // fences that predecessor out.
+    allowReentrant: true,
   });
   const emitter = await RunEventEmitter.open(emitterDeps(deps), run.runId, run.sessionKey);
   const sink = createAttemptSink(emitter, { emitThinking: false });

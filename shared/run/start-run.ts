@@ -40,6 +40,7 @@ async function persistUserMessage(deps: RunDeps, run: RunRecord): Promise<void> 
   const claim = await claimWriter(deps.db, run.sessionId, run.runId, {
     leaseMs: SHORT_LEASE_MS,
     acquireTimeoutMs: deps.config.session.writeLockAcquireTimeoutMs,
+    allowReentrant: true,
   });
   try {
     const alreadyAppended = claim.lastRunId === run.runId && claim.lastMessage?.role === "user";
