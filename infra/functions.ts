@@ -52,6 +52,14 @@ export interface FunctionSpec {
   readonly providers: boolean;
   /** How the function is invoked besides API Gateway / Step Functions. */
   readonly trigger?: "run-queue" | "every-minute";
+  /**
+   * Also invoked by EventBridge when a run execution of the state machine
+   * ends FAILED, TIMED_OUT or ABORTED (the sweeper ends that run and hands
+   * its lane on within seconds, not at the next scheduled sweep).
+   */
+  readonly onExecutionEnded?: boolean;
+  /** lambda:InvokeFunction on itself (ws-api posts `connect.challenge` from an async self-invocation). */
+  readonly selfInvoke?: boolean;
 }
 
 type SpecInput = Partial<Omit<FunctionSpec, "key" | "entry">> &
@@ -78,13 +86,22 @@ const READ_WRITE_DELETE: readonly DynamoAction[] = [...READ_WRITE, "DeleteItem"]
 
 export const FUNCTION_SPECS: Readonly<Record<FunctionKey, FunctionSpec>> = {
   // 29 s = API Gateway REST integration limit; waiting longer is pointless.
-  "rest-api": spec("rest-api", { timeoutSeconds: 29, dynamodb: READ_WRITE, intake: true }),
+  // Aborting a run that has not started ends it here: announce it (POST) and hand its lane on (StartExecution).
+  "rest-api": spec("rest-api", {
+    timeoutSeconds: 29,
+    dynamodb: READ_WRITE_DELETE,
+    intake: true,
+    wsManagement: ["POST"],
+    states: ["StartExecution"],
+  }),
   "ws-api": spec("ws-api", {
     timeoutSeconds: 60,
     dynamodb: READ_WRITE_DELETE,
     intake: true,
     // POST answers/replays, GET inspects, DELETE closes a connection that failed `connect`.
     wsManagement: ["POST", "GET", "DELETE"],
+    states: ["StartExecution"],
+    selfInvoke: true,
   }),
   dispatcher: spec("dispatcher", {
     timeoutSeconds: 30,
@@ -100,6 +117,8 @@ export const FUNCTION_SPECS: Readonly<Record<FunctionKey, FunctionSpec>> = {
     memoryMb: 1024,
     dynamodb: [...READ_WRITE_DELETE, "BatchWriteItem"],
     wsManagement: ["POST"],
+    // Continue-as-new: a long run starts its next execution (<runId>-c<n>) from the loop head.
+    states: ["StartExecution"],
     providers: true,
   }),
   decide: spec("decide", { timeoutSeconds: 30, dynamodb: READ_WRITE_DELETE, wsManagement: ["POST"] }),
@@ -110,11 +129,14 @@ export const FUNCTION_SPECS: Readonly<Record<FunctionKey, FunctionSpec>> = {
     wsManagement: ["POST"],
     states: ["StartExecution"],
   }),
+  // Stuck-run diagnostics, dead runs (it ends them: announce with POST, hand the lane on), leases, slots.
   sweeper: spec("sweeper", {
     timeoutSeconds: 120,
     dynamodb: READ_WRITE_DELETE,
+    wsManagement: ["POST"],
     states: ["StartExecution", "DescribeExecution", "StopExecution"],
     trigger: "every-minute",
+    onExecutionEnded: true,
   }),
 };
 

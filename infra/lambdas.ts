@@ -9,7 +9,7 @@ import { ArnFormat, Duration, Stack, Tags } from "aws-cdk-lib";
 import type { ITable } from "aws-cdk-lib/aws-dynamodb";
 import { Rule, Schedule } from "aws-cdk-lib/aws-events";
 import { LambdaFunction } from "aws-cdk-lib/aws-events-targets";
-import { PolicyStatement } from "aws-cdk-lib/aws-iam";
+import { Policy, PolicyStatement } from "aws-cdk-lib/aws-iam";
 import { Architecture, Runtime, Tracing } from "aws-cdk-lib/aws-lambda";
 import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { NodejsFunction, OutputFormat, type BundlingOptions } from "aws-cdk-lib/aws-lambda-nodejs";
@@ -47,7 +47,7 @@ const ESM_REQUIRE_BANNER =
   "import { createRequire as __agentRunnerCreateRequire } from 'node:module';" +
   "const require = __agentRunnerCreateRequire(import.meta.url);";
 
-const BUNDLING: BundlingOptions = {
+export const BUNDLING: BundlingOptions = {
   format: OutputFormat.ESM,
   target: "node22",
   minify: true,
@@ -120,6 +120,16 @@ function grantFor(fn: NodejsFunction, spec: FunctionSpec, deps: FunctionDeps): v
   if (spec.providers) deps.providerKeys.grantRead(fn);
   if (spec.wsManagement.length > 0) fn.addToRolePolicy(manageConnectionsStatement(fn, spec, deps));
   for (const statement of statesStatements(fn, spec, deps)) fn.addToRolePolicy(statement);
+  if (spec.selfInvoke) grantSelfInvoke(fn);
+}
+
+/**
+ * A separate policy, not the role's default one: the function depends on its
+ * default policy, so naming its own ARN there would be a dependency cycle.
+ */
+function grantSelfInvoke(fn: NodejsFunction): void {
+  const statement = new PolicyStatement({ actions: ["lambda:InvokeFunction"], resources: [fn.functionArn] });
+  fn.role?.attachInlinePolicy(new Policy(fn, "SelfInvokePolicy", { statements: [statement] }));
 }
 
 function manageConnectionsStatement(scope: Construct, spec: FunctionSpec, deps: FunctionDeps): PolicyStatement {
@@ -160,6 +170,17 @@ function attachTrigger(scope: Construct, fn: NodejsFunction, spec: FunctionSpec,
   } else if (spec.trigger === "every-minute") {
     new Rule(scope, `${constructIdOf(spec.key)}Schedule`, {
       schedule: Schedule.rate(Duration.minutes(1)),
+      targets: [new LambdaFunction(fn)],
+    });
+  }
+  if (spec.onExecutionEnded) {
+    new Rule(scope, `${constructIdOf(spec.key)}ExecutionEnded`, {
+      description: "A run execution ended without finalizing (stopped, timed out, failed): end the run, hand its lane on.",
+      eventPattern: {
+        source: ["aws.states"],
+        detailType: ["Step Functions Execution Status Change"],
+        detail: { status: ["FAILED", "TIMED_OUT", "ABORTED"], stateMachineArn: [deps.stateMachineArn] },
+      },
       targets: [new LambdaFunction(fn)],
     });
   }

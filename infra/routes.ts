@@ -28,6 +28,9 @@ export const WS_METHOD_ROUTES = [
   "sessions.history",
   "runs.abort",
   "events.replay",
+  // OpenClaw CLI compatibility (docs/protocol.md).
+  "agents.list",
+  "chat.abort",
 ] as const;
 
 export type WsMethodRoute = (typeof WS_METHOD_ROUTES)[number];

@@ -62,6 +62,8 @@ export class AgentRunnerStack extends Stack {
     // Callers that are not tasks wait for the machine (run-finalize cannot: it is a task).
     fns.dispatcher.node.addDependency(stateMachine);
     fns.sweeper.node.addDependency(stateMachine);
+    fns["rest-api"].node.addDependency(stateMachine);
+    fns["ws-api"].node.addDependency(stateMachine);
     createAlarms(this, { deadLetterQueue, stateMachine, functions: fns });
 
     this.output("RestApiUrl", restApi.url);

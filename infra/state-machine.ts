@@ -3,11 +3,17 @@
  * moves ids and switches on the decision the Lambdas return; all policy lives
  * in `shared/core`. JSONPath only: the local executor gets JSONata wrong.
  *
- *   StartRun -> Attempt -> Route --attempt--> Attempt
+ *   StartRun -> Attempt -> Route --attempt|compact|truncate--> Attempt
  *                  |         |----wait-----> WaitBeforeRetry -> Attempt
+ *                  |         |----continue_as_new--> Continued (a fresh execution goes on)
  *                  | crash   '----finalize/other--> FinalizeRun -> Done
  *                  v                                   | (retries exhausted)
  *             RecoverAttempt -> Route                  '-> FinalizeFailed
+ *
+ * Compaction and truncation run inside the next Attempt task, before its
+ * model call: no extra state, no extra transition, and the compaction is
+ * sized for the model that attempt runs. A clean run is 5 transitions
+ * (StartRun, Attempt, Route, FinalizeRun, Done).
  */
 import { Duration } from "aws-cdk-lib";
 import type { IFunction } from "aws-cdk-lib/aws-lambda";
@@ -17,7 +23,6 @@ import {
   Condition,
   DefinitionBody,
   Fail,
-  JsonPath,
   LogLevel,
   StateMachine,
   StateMachineType,
@@ -39,6 +44,7 @@ export const STATE_NAMES = {
   finalizeRun: "FinalizeRun",
   done: "Done",
   finalizeFailed: "FinalizeFailed",
+  continued: "Continued",
 } as const;
 
 /** Which function each Task state invokes. */
@@ -67,7 +73,15 @@ export const FINALIZE_FAILED_ERROR = "FinalizeFailed";
 export const PINNED_ERROR_NAMES: readonly string[] = [...LAMBDA_TRANSIENT_ERRORS, ALL_ERRORS];
 
 /** `decision.action` values the Route state switches on. */
-export const ROUTE_ACTIONS = { attempt: "attempt", wait: "wait", finalize: "finalize" } as const;
+export const ROUTE_ACTIONS = {
+  attempt: "attempt",
+  /** Both run in the next Attempt task, before its model call. */
+  compact: "compact",
+  truncate: "truncate",
+  wait: "wait",
+  continueAsNew: "continue_as_new",
+  finalize: "finalize",
+} as const;
 
 export const STATE_PATHS = {
   runId: "$.runId",
@@ -127,9 +141,8 @@ function buildRunLoop(scope: Construct, fns: RunStateMachineProps["functions"]):
   const crashCatch = { errors: [ALL_ERRORS], resultPath: STATE_PATHS.crash };
   const transient = retryOf(LAMBDA_TRANSIENT_ERRORS, LAMBDA_RETRY);
 
-  const startRun = lambdaTask(scope, STATE_NAMES.startRun, fns["run-start"], TaskInput.fromObject({
-    runId: JsonPath.stringAt(STATE_PATHS.runId),
-  }));
+  // Whole input: `{runId}` from StartExecution, or `{runId, loop}` when a long run continues as new.
+  const startRun = lambdaTask(scope, STATE_NAMES.startRun, fns["run-start"]);
   // Whole state in: it only ever holds ids, counters and the last decision.
   const attempt = lambdaTask(scope, STATE_NAMES.attempt, fns.attempt);
   const recover = lambdaTask(scope, STATE_NAMES.recoverAttempt, fns.decide);
@@ -155,15 +168,24 @@ function buildRoute(scope: Construct, attempt: LambdaInvoke, finalize: LambdaInv
     time: WaitTime.secondsPath(STATE_PATHS.waitSeconds),
   }).next(attempt);
   const { decisionAction, waitSeconds } = STATE_PATHS;
+  const continued = Succeed.jsonPath(scope, STATE_NAMES.continued, { comment: "The run goes on in the execution named <runId>-c<generation>." });
   // A Choice rule on a missing path is a States.Runtime error that nothing can
   // catch, so a malformed decision is routed to FinalizeRun explicitly.
   return Choice.jsonPath(scope, STATE_NAMES.route)
     .when(Condition.isNotPresent(decisionAction), finalize)
-    .when(Condition.stringEquals(decisionAction, ROUTE_ACTIONS.attempt), attempt)
+    .when(
+      Condition.or(
+        Condition.stringEquals(decisionAction, ROUTE_ACTIONS.attempt),
+        Condition.stringEquals(decisionAction, ROUTE_ACTIONS.compact),
+        Condition.stringEquals(decisionAction, ROUTE_ACTIONS.truncate),
+      ),
+      attempt,
+    )
     .when(
       Condition.and(Condition.stringEquals(decisionAction, ROUTE_ACTIONS.wait), Condition.isNumeric(waitSeconds)),
       waitBeforeRetry,
     )
+    .when(Condition.stringEquals(decisionAction, ROUTE_ACTIONS.continueAsNew), continued)
     .when(Condition.stringEquals(decisionAction, ROUTE_ACTIONS.finalize), finalize)
     .otherwise(finalize);
 }

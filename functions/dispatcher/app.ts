@@ -1,35 +1,62 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import middy from "@middy/core";
 import { processPartialResponse, SqsFifoPartialProcessorAsync } from "@aws-lambda-powertools/batch";
+import { recordDispatchFailure } from "../../shared/aws/dispatch-failures";
 import { getRun } from "../../shared/aws/runs";
 import { RunQueueMessageSchema } from "../../shared/aws/run-queue";
 import { admitRun } from "../../shared/lanes/pump";
 import type { AppDeps } from "../../shared/runtime/app-deps";
+import { PoisonMessageError } from "./errors";
 
-/** A queue message that can never be processed: it fails (and reaches the DLQ) with this reason. */
-export class PoisonMessageError extends Error {
-  override readonly name = "PoisonMessageError";
-}
+export { PoisonMessageError } from "./errors";
 
 /**
- * SQS FIFO -> session lane -> Step Functions. Records are processed in order;
- * the first failure short-circuits the rest of its message group (FIFO
+ * SQS FIFO -> session lane -> Step Functions. Intake already put the run in
+ * its lane; the dispatcher makes sure it is there and pumps the lane (which
+ * starts the run when it is its turn). Records are processed in order; the
+ * first failure short-circuits the rest of its message group (FIFO
  * semantics, Powertools' processor) and only failed ids are reported back.
+ * Every failure is recorded under the message id before SQS sees it, so the
+ * message that finally lands in the DLQ has its reason in the table.
  */
 export function createDispatcherHandler(deps: AppDeps) {
-  const processRecord = async (record: SQSRecord): Promise<void> => {
+  const admit = async (record: SQSRecord): Promise<string | undefined> => {
     const parsed = RunQueueMessageSchema.safeParse(safeJson(record.body));
     if (!parsed.success) throw new PoisonMessageError(`message ${record.messageId} is not a run pointer`);
     const run = await getRun(deps.db, parsed.data.runId);
     if (!run) throw new PoisonMessageError(`run ${parsed.data.runId} has no record`);
     const outcome = await admitRun(deps, run);
     deps.log.info("run admitted", { runId: run.runId, sessionKey: run.sessionKey, outcome });
+    return run.runId;
+  };
+  const processRecord = async (record: SQSRecord): Promise<void> => {
+    try {
+      await admit(record);
+    } catch (error) {
+      await recordFailure(deps, record, error);
+      throw error;
+    }
   };
   return middy<SQSEvent, SQSBatchResponse, Error, Context>().handler(async (event, context) => {
     const processor = new SqsFifoPartialProcessorAsync();
     const response = await processPartialResponse(event, processRecord, processor, { context, skipGroupOnError: true, throwOnFullBatchFailure: false });
     for (const failure of response.batchItemFailures) deps.log.warn("dispatch failed", { messageId: failure.itemIdentifier });
     return response;
+  });
+}
+
+async function recordFailure(deps: AppDeps, record: SQSRecord, error: unknown): Promise<void> {
+  const pointer = RunQueueMessageSchema.safeParse(safeJson(record.body));
+  const failed = {
+    messageId: record.messageId,
+    groupId: record.attributes.MessageGroupId,
+    ...(pointer.success ? { runId: pointer.data.runId } : {}),
+    receiveCount: Number(record.attributes.ApproximateReceiveCount ?? 1),
+  };
+  deps.log.error("dispatch failure", { ...failed, error: String(error) });
+  // The reason is best effort: if the table itself is down, SQS still retries and redrives.
+  await recordDispatchFailure(deps.db, failed, error).catch((why: unknown) => {
+    deps.log.error("could not record the dispatch failure", { messageId: record.messageId, error: String(why) });
   });
 }
 

@@ -4,7 +4,7 @@ import { bearerToken, tokenMatches } from "../../shared/runtime/auth";
 import { errorResult, header, json } from "../../shared/http/rest";
 import { ApiError } from "../../shared/protocol/errors";
 import type { AppDeps } from "../../shared/runtime/app-deps";
-import { getHistory, getRunEvents, getRunRoute, postAgent, postWait, type Route } from "./routes";
+import { getHistory, getRunEvents, getRunRoute, postAbort, postAgent, postWait, type Route } from "./routes";
 
 interface RouteEntry {
   method: string;
@@ -18,6 +18,7 @@ const ROUTES: RouteEntry[] = [
   { method: "POST", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/wait$/, route: postWait },
   { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)$/, route: getRunRoute },
   { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/events$/, route: getRunEvents },
+  { method: "POST", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/abort$/, route: postAbort },
   { method: "GET", pattern: /^\/v1\/sessions\/(?<sessionKey>[^/]+)\/history$/, route: getHistory },
 ];
 

@@ -1,14 +1,17 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from "aws-lambda";
 import { z } from "zod";
-import { readEvents } from "../../shared/aws/event-log";
+import { lastEventSeq, readEvents } from "../../shared/aws/event-log";
 import { getRun } from "../../shared/aws/runs";
 import { getSession } from "../../shared/aws/sessions";
 import { readTranscript } from "../../shared/aws/transcript";
 import { json, parseJsonBody, validate } from "../../shared/http/rest";
 import { acceptRun } from "../../shared/intake/intake";
+import { queuePlacement, sessionBusy } from "../../shared/intake/answer";
 import { toWaitResult, waitForRun } from "../../shared/intake/wait";
 import { AgentRequestSchema, SessionKeySchema, WaitRequestSchema } from "../../shared/protocol/agent-request";
 import { ApiError } from "../../shared/protocol/errors";
+import { DEFAULT_AGENT_ID } from "../../shared/protocol/limits";
+import { abortRun } from "../../shared/run/abort";
 import type { AppDeps } from "../../shared/runtime/app-deps";
 
 /** API Gateway's REST integration timeout is 29 s; a wait answers well before it. */
@@ -22,14 +25,17 @@ export interface RouteInput {
 
 export type Route = (deps: AppDeps, input: RouteInput) => Promise<APIGatewayProxyResult>;
 
+/** 202 accepted|queued|steered|collected (200 for a repeat), 429 SESSION_BUSY when the lane refused it. */
 export const postAgent: Route = async (deps, { event }) => {
   const request = validate(AgentRequestSchema, parseJsonBody(event));
   const accepted = await acceptRun(deps, request, "rest");
+  if (accepted.status === "rejected") throw sessionBusy(accepted);
   return json(accepted.duplicate ? 200 : 202, {
     runId: accepted.runId,
     status: accepted.status,
     acceptedAt: accepted.acceptedAt,
     sessionKey: accepted.sessionKey,
+    ...queuePlacement(accepted),
     ...(accepted.duplicate ? { cached: true } : {}),
   });
 };
@@ -49,18 +55,40 @@ export const getRunRoute: Route = async (deps, { params }) => {
     sessionKey: run.sessionKey,
     acceptedAt: run.acceptedAt,
     model: run.model,
+    // Where a client resumes the event stream from (`events.replay` / `GET …/events?after=`).
+    lastSeq: await lastEventSeq(deps.db, run.runId),
     ...(run.result ? { result: run.result } : {}),
   });
 };
 
-const AfterSchema = z.coerce.number().int().min(0).default(0);
+const EventsQuerySchema = z.object({
+  after: z.coerce.number().int().min(0).default(0),
+  limit: z.coerce.number().int().min(1).max(1000).default(1000),
+});
 
+/** The run's event log after `after` (its `seq`), a page of at most `limit`; `nextAfter` continues. */
 export const getRunEvents: Route = async (deps, { event, params }) => {
-  const after = validate(AfterSchema, event.queryStringParameters?.after);
+  const { after, limit } = validate(EventsQuerySchema, event.queryStringParameters ?? {});
   const run = await getRun(deps.db, params.runId);
   if (!run) throw new ApiError("NOT_FOUND", `run ${params.runId} not found`);
-  const events = await readEvents(deps.db, params.runId, after);
-  return json(200, { runId: params.runId, events: events.map(({ v: _v, expiresAt: _e, ...rest }) => rest) });
+  const events = await readEvents(deps.db, params.runId, after, limit + 1);
+  const page = events.slice(0, limit);
+  return json(200, {
+    runId: params.runId,
+    runStatus: run.status,
+    events: page.map(({ v: _v, expiresAt: _e, ...rest }) => ({ ...rest, agentId: DEFAULT_AGENT_ID })),
+    hasMore: events.length > limit,
+    nextAfter: page.length > 0 ? page[page.length - 1]!.seq : after,
+  });
+};
+
+const AbortBodySchema = z.object({ reason: z.string().max(500).optional() }).strict();
+
+/** 202 while a running run stops (`aborting`), 200 when it ended here or had already ended. */
+export const postAbort: Route = async (deps, { event, params }) => {
+  const { reason } = validate(AbortBodySchema, parseJsonBody(event));
+  const outcome = await abortRun(deps, params.runId, reason ?? "POST /v1/runs/{runId}/abort");
+  return json(outcome.status === "aborting" ? 202 : 200, outcome);
 };
 
 export const getHistory: Route = async (deps, { params }) => {

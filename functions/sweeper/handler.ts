@@ -1,4 +1,5 @@
-// Filled in by the foundation work; placeholder so CDK can resolve the entry.
-export const handler = async (): Promise<void> => {
-  throw new Error("not implemented yet");
-};
+import { lambdaEntry } from "../../shared/runtime/app-deps";
+import { createSweeperHandler } from "./app";
+
+/** Lambda entry: EventBridge schedule (every minute) and run-execution status changes (sweeper). */
+export const handler = lambdaEntry(createSweeperHandler);

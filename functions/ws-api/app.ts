@@ -1,14 +1,16 @@
 import type { Context } from "aws-lambda";
 import middy from "@middy/core";
 import { getConnection, putConnection, removeConnection } from "../../shared/aws/connections";
+import { isPostConnectEvent, newPostConnectEvent, postChallenge, unrefSleep, type PostConnectEvent } from "../../shared/events/challenge";
+import { deliverFrame } from "../../shared/events/delivery";
 import { ApiError } from "../../shared/protocol/errors";
 import { errorFrame, okFrame, RequestFrameSchema, type RequestFrame } from "../../shared/protocol/frames";
 import type { AppDeps } from "../../shared/runtime/app-deps";
-import { AUTHENTICATED_METHODS, CONNECT_METHOD } from "./methods";
+import { AUTHENTICATED_METHODS, CONNECT_METHOD, FrameReply } from "./methods";
 
 /** The subset of API Gateway's WebSocket route event this handler reads. */
 export interface WebSocketRouteEvent {
-  requestContext: { routeKey: string; connectionId: string; eventType?: string };
+  requestContext: { routeKey: string; connectionId: string; eventType?: string; requestTimeEpoch?: number };
   body?: string | null;
 }
 
@@ -17,17 +19,23 @@ export interface WebSocketRouteResult {
 }
 
 /**
- * WebSocket API: $connect registers the connection (unauthenticated until the
- * `connect` method presents the token), $disconnect removes it, every other
- * route is a `req` frame answered with one `res` frame through the
- * Management API (so the answer works the same whether or not API Gateway
- * still waits on this invocation).
+ * WebSocket API. $connect registers the connection and schedules the
+ * `connect.challenge` post for right after it returns (API Gateway refuses
+ * posts until then); that scheduled step arrives back here as a
+ * post-connect event. $disconnect removes the connection. Every other route
+ * is a `req` frame answered with one `res` frame through the Management API
+ * (so the answer works the same whether or not API Gateway still waits on
+ * this invocation).
  */
 export function createWebSocketHandler(deps: AppDeps) {
-  return middy<WebSocketRouteEvent, WebSocketRouteResult, Error, Context>().handler(async (event, context) => {
+  return middy<WebSocketRouteEvent | PostConnectEvent, WebSocketRouteResult, Error, Context>().handler(async (event, context) => {
+    if (isPostConnectEvent(event)) {
+      await postChallenge(deps, event);
+      return { statusCode: 200 };
+    }
     const { routeKey, connectionId } = event.requestContext;
     if (routeKey === "$connect") {
-      await putConnection(deps.db, connectionId);
+      await onConnect(deps, connectionId);
       return { statusCode: 200 };
     }
     if (routeKey === "$disconnect") {
@@ -35,9 +43,24 @@ export function createWebSocketHandler(deps: AppDeps) {
       return { statusCode: 200 };
     }
     const response = await answer(deps, connectionId, event.body ?? "", context);
-    await deps.pusher.push(connectionId, response);
+    await deliverFrame(deps.pusher, connectionId, response).catch((error: unknown) => {
+      // Not rethrown: method routes are invoked asynchronously, and Lambda would retry the whole method (a second run).
+      deps.log.warn("response delivery failed", { connectionId, error: String(error) });
+    });
     return { statusCode: 200 };
   });
+}
+
+async function onConnect(deps: AppDeps, connectionId: string): Promise<void> {
+  const step = newPostConnectEvent(connectionId, deps.db.now());
+  await putConnection(deps.db, connectionId, step.nonce);
+  if (!deps.invokeSelfAsync) {
+    // Local stack: the process keeps running after we return, so the step runs here, detached.
+    void postChallenge({ ...deps, sleep: unrefSleep }, step).catch((error: unknown) => deps.log.warn("connect.challenge failed", { connectionId, error: String(error) }));
+    return;
+  }
+  // The connection must not fail because the challenge could not be scheduled: the client then times out itself.
+  await deps.invokeSelfAsync({ ...step }).catch((error: unknown) => deps.log.error("could not schedule connect.challenge", { connectionId, error: String(error) }));
 }
 
 async function answer(deps: AppDeps, connectionId: string, body: string, context: Context): Promise<unknown> {
@@ -45,7 +68,8 @@ async function answer(deps: AppDeps, connectionId: string, body: string, context
   if (!frame.ok) return errorFrame(frame.id, frame.error.toBody());
   const request = frame.request;
   try {
-    return okFrame(request.id, await invoke(deps, connectionId, request, context));
+    const result = await invoke(deps, connectionId, request, context);
+    return result instanceof FrameReply ? result.frame : okFrame(request.id, result);
   } catch (error) {
     if (error instanceof ApiError) return errorFrame(request.id, error.toBody());
     deps.log.error("unhandled WebSocket method error", { method: request.method, error: String(error) });
@@ -54,13 +78,13 @@ async function answer(deps: AppDeps, connectionId: string, body: string, context
 }
 
 async function invoke(deps: AppDeps, connectionId: string, request: RequestFrame, context: Context): Promise<unknown> {
-  const input = { connectionId, params: request.params, context };
+  const input = { connectionId, requestId: request.id, params: request.params, context };
   if (request.method === "connect") return CONNECT_METHOD(deps, input);
   const method = AUTHENTICATED_METHODS[request.method];
   if (!method) throw new ApiError("UNKNOWN_METHOD", `unknown method "${request.method}"`);
   const connection = await getConnection(deps.db, connectionId);
   if (!connection?.authenticated) throw new ApiError("UNAUTHORIZED", "send `connect` with a valid token first");
-  return method(deps, input);
+  return method(deps, { ...input, connection });
 }
 
 type ParsedFrame = { ok: true; request: RequestFrame } | { ok: false; id: string | null; error: ApiError };

@@ -8,6 +8,9 @@ import { createDispatcherHandler } from "../../functions/dispatcher/app";
 import { createRestHandler } from "../../functions/rest-api/app";
 import { createRunFinalizeHandler } from "../../functions/run-finalize/app";
 import { createRunStartHandler } from "../../functions/run-start/app";
+import { createSweeperHandler } from "../../functions/sweeper/app";
+import { SWEEP_INTERVAL_MS } from "../../shared/lanes/sweep";
+import { startLocalSweeper, type LocalSweeper } from "./sweeper";
 import { createWebSocketHandler } from "../../functions/ws-api/app";
 import { loadAgentConfig, type AgentConfig } from "../../shared/config/config";
 import type { RuntimeConfig } from "../../shared/config/runtime";
@@ -22,7 +25,8 @@ import { ensureTable, startLocalDynamo, type LocalDynamo } from "./dynamo";
 import { createLambdaContext } from "./lambda-context";
 import { createFifoQueueWithDlq, startLocalSqs, type LocalSqs } from "./sqs";
 import { startSqsEventSource, type SqsEventSource } from "./sqs-event-source";
-import { startLocalStepFunctions, type LocalStepFunctions } from "./step-functions";
+import { startLocalStepFunctions, type LocalExecutionEvent, type LocalStepFunctions } from "./step-functions";
+import type { SdkMeter } from "../../shared/aws/metering";
 
 export const LOCAL_REGION = "us-east-1";
 export const LOCAL_ACCOUNT = "000000000000";
@@ -39,6 +43,25 @@ export interface LocalStackOptions {
   authToken?: string;
   log?: Log;
   tableName?: string;
+  /** Benchmarks: observe what the stack does (never needed to run it). */
+  observe?: LocalStackObserver;
+  /** The sweeper's schedule (EventBridge: every minute); 0 = no timer. Failed executions reach it regardless. */
+  sweepIntervalMs?: number;
+  /**
+   * Tests: Wait states last this many ms instead of their seconds (state name -> ms), e.g.
+   * `{ WaitBeforeRetry: 0 }`. The decision still says how long AWS would wait.
+   */
+  waitStateMs?: Record<string, number>;
+}
+
+/** Hooks the benchmark uses to count what a run costs; all optional, all off by default. */
+export interface LocalStackObserver {
+  /** Attached to every SDK client the handlers and the SQS poller use. */
+  meter?: SdkMeter;
+  /** Every state entered, retried, ... by the local Step Functions. */
+  onExecutionEvent?: (event: LocalExecutionEvent) => void;
+  /** Wraps each function invocation (API Gateway, SQS poller and Step Functions tasks alike). */
+  aroundInvoke?: <R>(key: FunctionKey, invoke: () => Promise<R>) => Promise<R>;
 }
 
 export interface LocalStack {
@@ -49,6 +72,8 @@ export interface LocalStack {
   deps: AppDeps;
   /** Resolves when no message is queued or dispatching and no execution runs. */
   idle(): Promise<void>;
+  /** Runs one scheduled sweep now (what the every-minute timer does). */
+  sweepNow(): Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -63,11 +88,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const config = options.config ?? loadAgentConfig();
   const authToken = options.authToken ?? randomBytes(18).toString("base64url");
   const parts = await startEmulators(options);
-  const handlers = new HandlerSlots();
+  const handlers = new HandlerSlots(options.observe?.aroundInvoke);
   try {
     const gateway = await startFrontDoor(options, handlers);
     parts.closers.unshift(() => gateway.close());
-    const stateMachineArn = registerStateMachine(parts.sfn, handlers);
+    const stateMachineArn = registerStateMachine(parts.sfn, handlers, options.waitStateMs);
     const runtime: RuntimeConfig = {
       region: LOCAL_REGION,
       tableName: options.tableName ?? "agent-runner",
@@ -77,12 +102,16 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       authTokenSha256: sha256Hex(authToken),
       endpoints: { dynamodb: parts.dynamo.endpoint, sqs: parts.sqs.endpoint, sfn: parts.sfn.endpoint },
       credentials: LOCAL_CREDENTIALS,
+      ...(options.observe?.meter ? { meter: options.observe.meter } : {}),
     };
     await ensureTable(new DynamoDBClient({ region: LOCAL_REGION, endpoint: parts.dynamo.endpoint, credentials: LOCAL_CREDENTIALS }), runtime.tableName);
     const deps = buildAppDeps(runtime, config, log);
     handlers.bind(deps);
     const eventSource = startDispatcherSource(parts, handlers);
     parts.closers.unshift(() => eventSource.stop());
+    const sweeper = startSweeper(options, handlers, log);
+    parts.executionListeners.push(sweeper.onExecutionEvent);
+    parts.closers.unshift(() => sweeper.stop());
     return {
       restUrl: gateway.restUrl,
       webSocketUrl: gateway.webSocketUrl,
@@ -91,8 +120,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       deps,
       idle: async () => {
         await eventSource.idle();
+        await sweeper.idle();
         await parts.sfn.waitForIdle();
       },
+      sweepNow: () => sweeper.sweepNow(),
       close: () => closeAll(parts.closers),
     };
   } catch (error) {
@@ -108,25 +139,37 @@ interface Emulators {
   queue: { queueUrl: string; queueArn: string };
   sqsClient: SQSClient;
   closers: (() => Promise<void>)[];
+  /** Told about every local execution event (the sweeper listens for closed executions). */
+  executionListeners: ((event: LocalExecutionEvent) => void)[];
 }
 
 async function startEmulators(options: LocalStackOptions): Promise<Emulators> {
   const closers: (() => Promise<void>)[] = [];
+  const executionListeners: ((event: LocalExecutionEvent) => void)[] = [];
   try {
     const dynamo = await startLocalDynamo({ dataDir: options.dataDir });
     closers.unshift(() => dynamo.close());
     const sqs = await startLocalSqs({ port: 0 });
     closers.unshift(() => sqs.stop());
     const sqsClient = new SQSClient({ region: LOCAL_REGION, endpoint: sqs.endpoint, credentials: LOCAL_CREDENTIALS });
+    options.observe?.meter?.attach(sqsClient, "sqs");
     const queue = await createFifoQueueWithDlq(sqsClient, {
       name: "agent-runs",
       // AWS guidance: at least 6x the consumer's timeout.
       visibilityTimeoutSeconds: FUNCTION_SPECS.dispatcher.timeoutSeconds * 6,
       maxReceiveCount: 5,
     });
-    const sfn = await startLocalStepFunctions({ port: 0, region: LOCAL_REGION, accountId: LOCAL_ACCOUNT });
+    const sfn = await startLocalStepFunctions({
+      port: 0,
+      region: LOCAL_REGION,
+      accountId: LOCAL_ACCOUNT,
+      onExecutionEvent: (event) => {
+        options.observe?.onExecutionEvent?.(event);
+        for (const listener of executionListeners) listener(event);
+      },
+    });
     closers.unshift(() => sfn.close());
-    return { dynamo, sqs, sfn, queue, sqsClient, closers };
+    return { dynamo, sqs, sfn, queue, sqsClient, closers, executionListeners };
   } catch (error) {
     await closeAll(closers);
     throw error;
@@ -142,6 +185,8 @@ type AnyHandler = (event: never, context: Context) => Promise<unknown>;
 class HandlerSlots {
   private bound: Partial<Record<FunctionKey, AnyHandler>> = {};
 
+  constructor(private readonly around?: LocalStackObserver["aroundInvoke"]) {}
+
   bind(deps: AppDeps): void {
     this.bound = {
       "rest-api": createRestHandler(deps),
@@ -151,13 +196,15 @@ class HandlerSlots {
       attempt: createAttemptHandler(deps),
       decide: createDecideHandler(deps),
       "run-finalize": createRunFinalizeHandler(deps),
+      sweeper: createSweeperHandler(deps),
     } as Partial<Record<FunctionKey, AnyHandler>>;
   }
 
   invoke<R>(key: FunctionKey, event: unknown, context: Context): Promise<R> {
     const handler = this.bound[key];
     if (!handler) throw new Error(`local stack: function ${key} is not bound yet`);
-    return handler(event as never, context) as Promise<R>;
+    const invoke = () => handler(event as never, context) as Promise<R>;
+    return this.around ? this.around(key, invoke) : invoke();
   }
 }
 
@@ -179,7 +226,7 @@ function timeoutOf(key: FunctionKey): number {
 }
 
 /** The state machine CDK synthesizes, rendered with placeholder ARNs, each Task bound in-process. */
-function registerStateMachine(sfn: LocalStepFunctions, handlers: HandlerSlots): string {
+function registerStateMachine(sfn: LocalStepFunctions, handlers: HandlerSlots, waitStateMs?: Record<string, number>): string {
   const template = synthesizeTemplate({ bundling: false });
   const rendered = renderStateMachineDefinition(template, { region: LOCAL_REGION, accountId: LOCAL_ACCOUNT });
   const taskHandlers: Record<string, (input: unknown, context: Context) => Promise<unknown>> = {};
@@ -188,7 +235,7 @@ function registerStateMachine(sfn: LocalStepFunctions, handlers: HandlerSlots): 
     taskHandlers[arn] = (input, context) => handlers.invoke(key as FunctionKey, input, context);
     taskTimeoutsMs[arn] = timeoutOf(key as FunctionKey);
   }
-  return sfn.register({ name: "agent-runner-runs", definition: rendered.definition, taskHandlers, taskTimeoutsMs });
+  return sfn.register({ name: "agent-runner-runs", definition: rendered.definition, taskHandlers, taskTimeoutsMs, waitStateMs });
 }
 
 function startDispatcherSource(parts: Emulators, handlers: HandlerSlots): SqsEventSource {
@@ -203,6 +250,17 @@ function startDispatcherSource(parts: Emulators, handlers: HandlerSlots): SqsEve
     batchSize: 10,
     waitTimeSeconds: 1,
     concurrency: 2,
+  });
+}
+
+/** EventBridge's two sweeper rules, locally: a timer and the executions that end FAILED / TIMED_OUT / ABORTED. */
+function startSweeper(options: LocalStackOptions, handlers: HandlerSlots, log: Log): LocalSweeper {
+  return startLocalSweeper({
+    invoke: (event) => handlers.invoke("sweeper", event, createLambdaContext("sweeper", timeoutOf("sweeper"))),
+    intervalMs: options.sweepIntervalMs ?? SWEEP_INTERVAL_MS,
+    region: LOCAL_REGION,
+    accountId: LOCAL_ACCOUNT,
+    onError: (error) => log.error("local sweeper invocation failed", { error: String(error) }),
   });
 }
 

@@ -1,15 +1,25 @@
-import { addUsage, assistantText, toolCallsOf, ZERO_USAGE, type AssistantMessage, type Message, type ToolCallBlock, type ToolResultMessage, type Usage } from "../core/messages";
-import type { ProviderFailure } from "../core/failures";
-import type { AttemptOutcome } from "../core/run-loop";
+import { assistantText, toolCallsOf, type AssistantMessage, type Message, type ToolCallBlock, type ToolResultMessage, type UserMessage } from "../core/messages";
+import type { AttemptResult } from "../core/attempt-result";
+import { checkContextGuard } from "../core/context-budget";
+import type { AttemptOutcome, ThinkingLevel } from "../core/run-loop";
+import type { HookRegistry } from "../hooks/registry";
+import { EMPTY_HOOKS } from "../hooks/registry";
 import type { ModelProvider } from "../providers/types";
-import { executeToolCall } from "./tools/execute";
+import { AttemptRecorder } from "./attempt-recorder";
+import { streamModelTurn } from "./model-turn";
+import type { StreamTransform } from "./stream/transforms";
+import { createMemoryLedger, type ToolLedger } from "./tool-ledger";
+import { runToolCall, type ToolCallOutcome } from "./tools/lifecycle";
 import type { ToolContext, ToolDefinition } from "./tools/types";
+import { unmeteredUsage, type UsageMeter } from "./usage-meter";
 
 /** Where an attempt reports what happens while it runs (events to clients). */
 export interface AttemptSink {
   assistantDelta(delta: string): void;
   thinkingDelta(delta: string): void;
   toolStart(call: ToolCallBlock): void;
+  /** Partial output of a running tool. */
+  toolUpdate?(call: ToolCallBlock, partialResult: string): void;
   toolResult(call: ToolCallBlock, result: ToolResultMessage): void;
 }
 
@@ -17,110 +27,223 @@ export interface AttemptParams {
   provider: ModelProvider;
   model: string;
   system: string;
-  /** The committed transcript: an attempt always starts from the latest stable state. */
+  /**
+   * What the model sees: the committed transcript after the history chain
+   * (an attempt always starts from the latest stable state), prompt included.
+   */
   history: Message[];
   tools: ReadonlyMap<string, ToolDefinition>;
   /** Persists one complete turn (validated against the transcript invariants). */
   commitTurn(turn: Message[]): Promise<void>;
   sink: AttemptSink;
   toolContext: ToolContext;
+  hooks?: HookRegistry;
+  /** Mutating tool calls of the run; default: in memory (no crash safety). */
+  ledger?: ToolLedger;
+  /** Usage accounting and spend budgets; default: unmetered. */
+  meter?: UsageMeter;
+  /** Enables the in-loop context guard. */
+  contextWindowTokens?: number;
   idleTimeoutMs?: number;
   maxOutputTokens?: number;
+  thinking?: ThinkingLevel;
   maxToolRounds: number;
+  /** Cap for one tool result, applied before it is stored or emitted. */
   maxToolResultChars: number;
+  /** Per-call time limit (default 120 s). */
+  toolTimeoutMs?: number;
+  streamTransforms?: readonly StreamTransform[];
   /** True when the attempt should stop at the next boundary (Lambda deadline near). */
   shouldYield(): boolean;
+  now?(): number;
+  /** Queue mode steer: messages that arrived for this session while it runs (shared/lanes/steering.ts). */
+  steering?: AttemptSteering;
 }
 
-export interface AttemptReport {
-  outcome: AttemptOutcome;
-  /** Visible text of the terminal assistant answer (empty unless completed). */
-  finalText: string;
-  usage: Usage;
-  modelTurns: number;
-  toolCalls: number;
-  toolErrors: { toolName: string; message: string }[];
-  stopReason?: string;
+/**
+ * The seam for steering. `drain` commits the waiting messages to the
+ * transcript itself (under the attempt's writer claim) and returns the ones it
+ * committed, for the loop to append before the next model call; `pending`
+ * says whether one waits, so an unstarted tool call is skipped for it.
+ */
+export interface AttemptSteering {
+  pending(): Promise<boolean>;
+  drain(): Promise<UserMessage[]>;
 }
 
-type TurnResult = { ok: true; message: AssistantMessage } | { ok: false; failure: ProviderFailure; partial: AssistantMessage };
+/** The result of a tool call skipped because a steering message arrived first (OpenClaw: "Skipped due to queued user message."). */
+export const SKIPPED_FOR_STEERING = "Skipped: a newer user message arrived before this tool call started.";
+
+/** The structured result (versioned: core/attempt-result). */
+export type AttemptReport = AttemptResult;
+
+const DEFAULT_TOOL_TIMEOUT_MS = 120_000;
 
 /**
  * The model <-> tool loop of one attempt: call the model, run the tools it
  * asked for, commit each complete turn, repeat until a terminal answer. All
  * variable parts are injected, so it runs the same with a scripted model in a
- * test and with a real provider in the attempt Lambda.
+ * test and with a real provider in the attempt Lambda. Between any two steps
+ * it checks, in this order: abort, Lambda deadline, spend budget, context guard.
  */
 export async function runAttempt(params: AttemptParams): Promise<AttemptReport> {
-  const report: AttemptReport = { outcome: { kind: "yielded" }, finalText: "", usage: ZERO_USAGE, modelTurns: 0, toolCalls: 0, toolErrors: [] };
-  const messages = [...params.history];
-  for (let round = 0; round < params.maxToolRounds; round += 1) {
-    if (params.toolContext.signal.aborted) return { ...report, outcome: { kind: "aborted" } };
-    if (params.shouldYield()) return report;
-    const turn = await streamTurn(params, messages);
-    if (!turn.ok) {
-      report.usage = addUsage(report.usage, turn.partial.usage);
-      const outcome: AttemptOutcome =
-        turn.failure.kind === "aborted"
-          ? { kind: "aborted" }
-          : { kind: "failed", failure: turn.failure, completedModelProgress: report.modelTurns > 0 };
-      return { ...report, outcome };
+  const run = new AttemptRun(params);
+  const outcome = await run.loop();
+  return run.recorder.build(outcome);
+}
+
+class AttemptRun {
+  readonly recorder = new AttemptRecorder();
+  private readonly messages: Message[];
+  private readonly ledger: ToolLedger;
+  private readonly meter: UsageMeter;
+  private readonly hooks: HookRegistry;
+
+  constructor(private readonly params: AttemptParams) {
+    this.messages = [...params.history];
+    this.ledger = params.ledger ?? createMemoryLedger(params.now);
+    this.meter = params.meter ?? unmeteredUsage();
+    this.hooks = params.hooks ?? EMPTY_HOOKS;
+  }
+
+  async loop(): Promise<AttemptOutcome> {
+    await this.resumePendingTurn();
+    for (let round = 0; round < this.params.maxToolRounds; round += 1) {
+      const stop = this.boundaryCheck();
+      if (stop) return stop;
+      // Steering messages (already committed by the port) join the context right before the model call.
+      this.messages.push(...((await this.params.steering?.drain()) ?? []));
+      const turn = await streamModelTurn(this.turnRequest(), this.params.sink);
+      if (!turn.ok) {
+        this.recorder.modelCall(turn.partial.usage, true, await this.meter.record(turn.partial.usage, true));
+        return turn.failure.kind === "aborted" ? { kind: "aborted" } : this.failed(turn.failure);
+      }
+      const calls = toolCallsOf(turn.message);
+      if (calls.length === 0) return this.finish(turn.message);
+      this.recorder.modelCall(turn.message.usage, false, await this.meter.record(turn.message.usage, false));
+      this.recorder.modelTurn(turn.message);
+      await this.runToolTurn(turn.message, calls);
     }
-    report.modelTurns += 1;
-    report.usage = addUsage(report.usage, turn.message.usage);
-    report.stopReason = turn.message.rawStopReason ?? turn.message.stopReason;
-    const calls = toolCallsOf(turn.message);
-    if (calls.length === 0) return finishWithAnswer(params, report, turn.message);
-    const results = await runTools(params, calls, report);
-    await params.commitTurn([turn.message, ...results]);
-    messages.push(turn.message, ...results);
+    // Out of rounds for this attempt: everything is committed; the outer loop continues in a fresh attempt.
+    return { kind: "yielded" };
   }
-  return report;
-}
 
-async function finishWithAnswer(params: AttemptParams, report: AttemptReport, message: AssistantMessage): Promise<AttemptReport> {
-  const text = assistantText(message);
-  if (text.trim() === "") {
-    const reasoned = message.content.some((block) => block.type === "thinking" && block.text.trim() !== "");
-    return { ...report, outcome: { kind: reasoned ? "reasoning_only" : "empty_response" } };
+  /** Abort, deadline, budget, context: the checks at every model/tool boundary. */
+  private boundaryCheck(): AttemptOutcome | undefined {
+    if (this.params.toolContext.signal.aborted) return { kind: "aborted" };
+    if (this.params.shouldYield()) return { kind: "yielded" };
+    const budget = this.meter.breach();
+    if (budget) return { kind: "budget_exceeded", ...budget };
+    if (this.params.contextWindowTokens !== undefined) {
+      const guard = checkContextGuard(this.params.system, this.messages, this.params.contextWindowTokens);
+      if (!guard.ok) return this.failed({ kind: "context_overflow", message: guard.message, retryable: false, responseStarted: false });
+    }
+    return undefined;
   }
-  await params.commitTurn([message]);
-  return { ...report, outcome: { kind: "completed" }, finalText: text };
-}
 
-async function streamTurn(params: AttemptParams, messages: Message[]): Promise<TurnResult> {
-  const stream = params.provider.stream({
-    model: params.model,
-    system: params.system,
-    messages,
-    tools: [...params.tools.values()].map(({ name, description, parameters }) => ({ name, description, parameters })),
-    maxOutputTokens: params.maxOutputTokens,
-    signal: params.toolContext.signal,
-    idleTimeoutMs: params.idleTimeoutMs,
-  });
-  for await (const event of stream) {
-    if (event.type === "text-delta") params.sink.assistantDelta(event.text);
-    else if (event.type === "thinking-delta") params.sink.thinkingDelta(event.text);
-    else if (event.type === "end") return { ok: true, message: event.message };
-    else if (event.type === "error") return { ok: false, failure: event.failure, partial: event.partial };
+  private turnRequest() {
+    const p = this.params;
+    return {
+      provider: p.provider,
+      model: p.model,
+      system: p.system,
+      messages: this.messages,
+      tools: p.tools,
+      signal: p.toolContext.signal,
+      idleTimeoutMs: p.idleTimeoutMs,
+      maxOutputTokens: p.maxOutputTokens,
+      thinking: p.thinking,
+      transforms: p.streamTransforms,
+    };
   }
-  // The provider contract says this cannot happen; treat it as a classified failure, not a crash.
-  return {
-    ok: false,
-    failure: { kind: "unknown", message: "model stream ended without a terminal event", retryable: true, responseStarted: true },
-    partial: { role: "assistant", content: [], provider: params.provider.id, model: params.model, stopReason: "error", usage: ZERO_USAGE },
-  };
-}
 
-async function runTools(params: AttemptParams, calls: ToolCallBlock[], report: AttemptReport): Promise<ToolResultMessage[]> {
-  const results: ToolResultMessage[] = [];
-  for (const call of calls) {
-    params.sink.toolStart(call);
-    const result = await executeToolCall(params.tools, call, params.toolContext, params.maxToolResultChars);
-    report.toolCalls += 1;
-    if (result.isError) report.toolErrors.push({ toolName: call.name, message: result.content });
-    params.sink.toolResult(call, result);
-    results.push(result);
+  private failed(failure: Extract<AttemptOutcome, { kind: "failed" }>["failure"]): AttemptOutcome {
+    return {
+      kind: "failed",
+      failure,
+      completedModelProgress: this.recorder.modelTurns > 0,
+      ...(this.recorder.lastPromptTokens !== undefined ? { promptTokens: this.recorder.lastPromptTokens } : {}),
+      ...(this.params.contextWindowTokens !== undefined ? { contextTokens: this.params.contextWindowTokens } : {}),
+    };
   }
-  return results;
+
+  private async finish(message: AssistantMessage): Promise<AttemptOutcome> {
+    if (assistantText(message).trim() === "") {
+      this.recorder.modelCall(message.usage, true, await this.meter.record(message.usage, true));
+      const reasoned = message.content.some((block) => block.type === "thinking" && block.text.trim() !== "");
+      // No content at all is a missing assistant message; empty text is an empty response.
+      const kind = reasoned ? "reasoning_only" : message.content.length === 0 ? "missing_assistant" : "empty_response";
+      return { kind, hadSideEffects: this.recorder.hadSideEffects };
+    }
+    this.recorder.modelCall(message.usage, false, await this.meter.record(message.usage, false));
+    this.recorder.modelTurn(message);
+    await this.params.commitTurn([message]);
+    this.messages.push(message);
+    this.recorder.answer(message);
+    return { kind: "completed" };
+  }
+
+  /**
+   * Runs the calls of one assistant turn and commits the turn with all its
+   * results. A turn with a mutating call is saved in the ledger first, so a
+   * crash before the commit is resumed, not re-asked (resumePendingTurn).
+   */
+  private async runToolTurn(message: AssistantMessage, calls: ToolCallBlock[]): Promise<void> {
+    const mutating = calls.some((call) => this.params.tools.get(call.name.trim())?.mutating);
+    if (mutating) await this.ledger.savePendingTurn(message);
+    const results: ToolResultMessage[] = [];
+    let steered = false;
+    for (const call of calls) {
+      // A steering message waits: calls not started yet are skipped (a running one finishes).
+      steered ||= (await this.params.steering?.pending()) ?? false;
+      results.push(steered ? this.skipTool(call) : (await this.runTool(call)).result);
+    }
+    await this.params.commitTurn([message, ...results]);
+    this.messages.push(message, ...results);
+    if (mutating) await this.ledger.clearPendingTurn();
+  }
+
+  private skipTool(call: ToolCallBlock): ToolResultMessage {
+    const result: ToolResultMessage = { role: "tool_result", toolCallId: call.id, toolName: call.name, content: SKIPPED_FOR_STEERING, isError: true };
+    this.params.sink.toolStart(call);
+    this.params.sink.toolResult(call, result);
+    return result;
+  }
+
+  private async runTool(call: ToolCallBlock): Promise<ToolCallOutcome> {
+    const { sink, toolContext } = this.params;
+    sink.toolStart(call);
+    const outcome = await runToolCall(call, {
+      tools: this.params.tools,
+      hooks: this.hooks,
+      ledger: this.ledger,
+      context: { ...toolContext, onUpdate: sink.toolUpdate ? (partial) => sink.toolUpdate?.(call, partial) : undefined },
+      maxResultChars: this.params.maxToolResultChars,
+      timeoutMs: this.params.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
+      now: this.params.now ?? Date.now,
+    });
+    this.recorder.tool(outcome);
+    sink.toolResult(call, outcome.result);
+    return outcome;
+  }
+
+  /**
+   * An earlier attempt of this run saved a tool turn and died before it was
+   * committed. Finish that turn from the ledger (completed calls are replayed,
+   * interrupted ones reported as uncertain, unstarted ones run) instead of
+   * asking the model again and re-running its side effects.
+   */
+  private async resumePendingTurn(): Promise<void> {
+    const pending = await this.ledger.loadPendingTurn();
+    if (!pending) return;
+    const calls = toolCallsOf(pending.message);
+    const committed = this.messages.some((m) => m.role === "assistant" && toolCallsOf(m).some((c) => calls.some((p) => p.id === c.id)));
+    const last = this.messages[this.messages.length - 1];
+    if (committed || calls.length === 0 || last?.role === "assistant") {
+      await this.ledger.clearPendingTurn();
+      return;
+    }
+    // Not counted as a model turn: the model's work happened in the attempt that died.
+    await this.runToolTurn(pending.message, calls);
+  }
 }

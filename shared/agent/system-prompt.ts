@@ -6,17 +6,57 @@ export const CONTINUATION_INSTRUCTIONS: Record<Continuation, string> = {
     "Your previous reply was empty. Answer the user's last message now with a visible reply.",
   reasoning_only:
     "Your previous turn contained only reasoning and no visible answer. Continue from where you stopped and give the user a visible final answer.",
+  // Set by the outer loop after it compacted the transcript (shared/core/decide-steps.ts).
+  compaction:
+    "Earlier parts of this conversation were compacted into the summary above. Continue from the current state and give the final answer; do not start over, do not repeat work the summary or the transcript shows as done, and only call tools again if the needed evidence is missing.",
 };
 
 export interface SystemPromptParts {
   base: string;
-  continuation?: Continuation;
+  /** The `<available_skills>` block (./prompt/skills). */
+  skills?: string;
+  /** Bootstrap files (AGENTS.md, SOUL.md, ...), already capped (./prompt/bootstrap). */
+  bootstrap?: string;
+  /** Per-run override accepted at intake (`extraSystemPrompt`). */
   extra?: string;
+  continuation?: Continuation;
 }
 
-/** The system prompt is rebuilt for every attempt (never carried over from an earlier one). */
+/**
+ * The system prompt is rebuilt for every attempt (never carried over from an
+ * earlier one), in this order: base prompt, skills, bootstrap files, the
+ * run's own instructions, then a continuation instruction when the outer
+ * loop asks for one. Stable parts first keeps provider prompt caches warm.
+ */
 export function buildSystemPrompt(parts: SystemPromptParts): string {
-  return [parts.base, parts.extra, parts.continuation ? CONTINUATION_INSTRUCTIONS[parts.continuation] : undefined]
+  return [
+    parts.base,
+    parts.skills,
+    parts.bootstrap,
+    parts.extra ? `## Instructions for this run\n\n${parts.extra}` : undefined,
+    parts.continuation ? CONTINUATION_INSTRUCTIONS[parts.continuation] : undefined,
+  ]
+    .filter((part): part is string => typeof part === "string" && part.trim() !== "")
+    .join("\n\n");
+}
+
+export interface PromptMutations {
+  /** The context engine's addition, prepended (reference D.41). */
+  engineAddition?: string;
+  /** before_prompt_build, merged over all handlers. */
+  hook?: { systemPrompt?: string; prependSystemContext?: string; appendSystemContext?: string };
+}
+
+/**
+ * What happens to the built prompt inside an attempt, in OpenClaw's order:
+ * the context engine's addition is prepended; then a hook's `systemPrompt`
+ * replaces the whole prompt, and its prepend/append contexts wrap the result.
+ */
+export function applyPromptMutations(built: string, mutations: PromptMutations): string {
+  const withEngine = mutations.engineAddition ? `${mutations.engineAddition}\n\n${built}` : built;
+  const hook = mutations.hook ?? {};
+  const replaced = hook.systemPrompt ?? withEngine;
+  return [hook.prependSystemContext, replaced, hook.appendSystemContext]
     .filter((part): part is string => typeof part === "string" && part.trim() !== "")
     .join("\n\n");
 }

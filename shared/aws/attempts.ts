@@ -3,6 +3,7 @@ import { z } from "zod";
 import { keys } from "./keys";
 import type { Db } from "./dynamo";
 import { AttemptOutcomeSchema } from "../core/run-loop";
+import { ToolMetaSchema, UsageSchema } from "../core/attempt-result";
 import { capText } from "../core/truncate";
 
 /** Diagnostics of one attempt (schema version 1): what the outer loop and finalize read back. */
@@ -21,14 +22,38 @@ export const AttemptRecordSchema = z.object({
   stopReason: z.string().optional(),
   startedAt: z.number(),
   endedAt: z.number(),
+  // Added with the structured attempt result (core/attempt-result, v1); optional so older records parse.
+  textBlocks: z.array(z.string()).optional(),
+  tools: z.array(ToolMetaSchema).optional(),
+  messagingToolTexts: z.array(z.string()).optional(),
+  wastedUsage: UsageSchema.optional(),
+  costUsd: z.number().optional(),
+  compactionCount: z.number().int().optional(),
+  hadSideEffects: z.boolean().optional(),
+  uncertainToolCalls: z.array(z.object({ toolCallId: z.string(), name: z.string() })).optional(),
 });
 export type AttemptRecord = z.infer<typeof AttemptRecordSchema>;
 
 /** Keeps the record well inside DynamoDB's 400 KB item limit. */
 const MAX_STORED_TEXT = 300_000;
 
+/** Text blocks repeat finalText; they are kept only while both fit comfortably. */
+const MAX_TEXT_BLOCKS_CHARS = 100_000;
+/** Tool error messages only feed the fallback reply ("<tool> failed"); the transcript has them in full. */
+const MAX_STORED_TOOL_ERROR = 2000;
+const MAX_STORED_TOOL_ERRORS = 20;
+const MAX_STORED_TOOL_METAS = 500;
+
 export async function putAttempt(db: Db, record: AttemptRecord): Promise<void> {
-  const stored = AttemptRecordSchema.parse({ ...record, finalText: capText(record.finalText, MAX_STORED_TEXT).text });
+  const { textBlocks, ...rest } = record;
+  const keepBlocks = textBlocks !== undefined && record.finalText.length <= MAX_TEXT_BLOCKS_CHARS;
+  const stored = AttemptRecordSchema.parse({
+    ...rest,
+    ...(keepBlocks ? { textBlocks } : {}),
+    finalText: capText(record.finalText, MAX_STORED_TEXT).text,
+    ...(record.tools ? { tools: record.tools.slice(-MAX_STORED_TOOL_METAS) } : {}),
+    toolErrors: record.toolErrors.slice(-MAX_STORED_TOOL_ERRORS).map((e) => ({ ...e, message: capText(e.message, MAX_STORED_TOOL_ERROR).text })),
+  });
   await db.doc.send(new PutCommand({ TableName: db.table, Item: { ...keys.attempt(record.runId, record.iteration), ...stored } }));
 }
 

@@ -17,12 +17,22 @@ export interface AwsClients {
 export function createAwsClients(config: RuntimeConfig): AwsClients {
   const base = { region: config.region, ...(config.credentials ? { credentials: config.credentials } : {}) };
   const dynamo = new DynamoDBClient({ ...base, endpoint: config.endpoints.dynamodb });
+  const sqs = new SQSClient({ ...base, endpoint: config.endpoints.sqs });
+  const sfn = new SFNClient({ ...base, endpoint: config.endpoints.sfn });
+  const management = config.webSocketManagementEndpoint
+    ? new ApiGatewayManagementApiClient({ ...base, endpoint: config.webSocketManagementEndpoint })
+    : null;
+  // Opt-in (benchmarks): the document client shares the base client's middleware stack.
+  if (config.meter) {
+    config.meter.attach(dynamo, "dynamodb");
+    config.meter.attach(sqs, "sqs");
+    config.meter.attach(sfn, "sfn");
+    if (management) config.meter.attach(management, "apigw-management");
+  }
   return {
     dynamo: DynamoDBDocumentClient.from(dynamo, { marshallOptions: { removeUndefinedValues: true } }),
-    sqs: new SQSClient({ ...base, endpoint: config.endpoints.sqs }),
-    sfn: new SFNClient({ ...base, endpoint: config.endpoints.sfn }),
-    management: config.webSocketManagementEndpoint
-      ? new ApiGatewayManagementApiClient({ ...base, endpoint: config.webSocketManagementEndpoint })
-      : null,
+    sqs,
+    sfn,
+    management,
   };
 }

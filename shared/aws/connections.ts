@@ -12,11 +12,17 @@ export const ConnectionRecordSchema = z.object({
   connectedAt: z.number(),
   authenticated: z.boolean(),
   sessionKeys: z.array(z.string()).default([]),
+  /** The `connect.challenge` nonce sent to this connection. */
+  nonce: z.string().optional(),
+  /** From `connect`: client capabilities (e.g. `frame-chunks`), granted scopes, who the client says it is. */
+  caps: z.array(z.string()).optional(),
+  scopes: z.array(z.string()).optional(),
+  clientId: z.string().optional(),
   expiresAt: z.number(),
 });
 export type ConnectionRecord = z.infer<typeof ConnectionRecordSchema>;
 
-export async function putConnection(db: Db, connectionId: string): Promise<void> {
+export async function putConnection(db: Db, connectionId: string, nonce?: string): Promise<void> {
   const now = db.now();
   const record: ConnectionRecord = {
     v: 1,
@@ -24,6 +30,7 @@ export async function putConnection(db: Db, connectionId: string): Promise<void>
     connectedAt: now,
     authenticated: false,
     sessionKeys: [],
+    ...(nonce ? { nonce } : {}),
     expiresAt: epochSeconds(now) + CONNECTION_TTL_SECONDS,
   };
   await db.doc.send(new PutCommand({ TableName: db.table, Item: { ...keys.connection(connectionId), ...record } }));
@@ -38,14 +45,20 @@ export async function getConnection(db: Db, connectionId: string): Promise<Conne
   return ConnectionRecordSchema.parse(rest);
 }
 
-export async function markAuthenticated(db: Db, connectionId: string): Promise<void> {
+export interface ConnectGrant {
+  caps: string[];
+  scopes: string[];
+  clientId?: string;
+}
+
+export async function markAuthenticated(db: Db, connectionId: string, grant: ConnectGrant = { caps: [], scopes: [] }): Promise<void> {
   await db.doc.send(
     new UpdateCommand({
       TableName: db.table,
       Key: keys.connection(connectionId),
-      UpdateExpression: "SET authenticated = :yes",
+      UpdateExpression: `SET authenticated = :yes, caps = :caps, scopes = :scopes${grant.clientId ? ", clientId = :client" : ""}`,
       ConditionExpression: "attribute_exists(pk)",
-      ExpressionAttributeValues: { ":yes": true },
+      ExpressionAttributeValues: { ":yes": true, ":caps": grant.caps, ":scopes": grant.scopes, ...(grant.clientId ? { ":client": grant.clientId } : {}) },
     }),
   );
 }

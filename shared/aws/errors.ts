@@ -35,3 +35,11 @@ export class RunNotFoundError extends Error {
     super(`run ${runId} not found`);
   }
 }
+
+/** A session lane item kept changing under every conditional write; the caller's work is retried as a whole. */
+export class LaneContentionError extends Error {
+  override readonly name = "LaneContentionError";
+  constructor(readonly sessionKey: string, attempts: number) {
+    super(`session lane ${sessionKey} kept changing under ${attempts} conditional writes`);
+  }
+}

@@ -1,20 +1,52 @@
-import { StartExecutionCommand, type SFNClient } from "@aws-sdk/client-sfn";
+import { DescribeExecutionCommand, StartExecutionCommand, type SFNClient } from "@aws-sdk/client-sfn";
+
+export type ExecutionStatus = "RUNNING" | "SUCCEEDED" | "FAILED" | "TIMED_OUT" | "ABORTED" | "PENDING_REDRIVE";
+
+export interface ExecutionState {
+  status: ExecutionStatus;
+  error?: string;
+  cause?: string;
+}
 
 export interface RunExecutions {
   /** Starts the state machine for a run; a duplicate start is harmless (execution name = run id). */
   start(runId: string): Promise<{ executionArn?: string; alreadyStarted: boolean }>;
+  /** An execution by name (a run id, or `<runId>-c<n>`) or ARN; undefined when there is none. Optional: only the sweeper needs it. */
+  describe?(nameOrArn: string): Promise<ExecutionState | undefined>;
+  /**
+   * Continue-as-new: starts a fresh execution for a run that is still going
+   * (name `<runId>-c<generation>`, deterministic, so a repeated start is
+   * harmless). The run record's `executionArn` then points at it. Optional:
+   * only the attempt task needs it.
+   */
+  continueRun?(name: string, input: Record<string, unknown>): Promise<{ executionArn?: string; alreadyStarted: boolean }>;
+}
+
+/** `...:stateMachine:<machine>` -> `...:execution:<machine>:<name>` (a run's first execution is named by its run id). */
+export function executionArnOf(stateMachineArn: string, name: string): string {
+  return `${stateMachineArn.replace(":stateMachine:", ":execution:")}:${name}`;
 }
 
 export function createRunExecutions(sfn: SFNClient, stateMachineArn: string): RunExecutions {
+  const startNamed = async (name: string, input: Record<string, unknown>) => {
+    try {
+      const out = await sfn.send(new StartExecutionCommand({ stateMachineArn, name, input: JSON.stringify(input) }));
+      return { executionArn: out.executionArn, alreadyStarted: false };
+    } catch (error) {
+      if ((error as { name?: string }).name === "ExecutionAlreadyExists") return { alreadyStarted: true };
+      throw error;
+    }
+  };
   return {
-    async start(runId) {
+    start: (runId) => startNamed(runId, { runId }),
+    continueRun: (name, input) => startNamed(name, input),
+    async describe(nameOrArn) {
+      const executionArn = nameOrArn.startsWith("arn:") ? nameOrArn : executionArnOf(stateMachineArn, nameOrArn);
       try {
-        const out = await sfn.send(
-          new StartExecutionCommand({ stateMachineArn, name: runId, input: JSON.stringify({ runId }) }),
-        );
-        return { executionArn: out.executionArn, alreadyStarted: false };
+        const out = await sfn.send(new DescribeExecutionCommand({ executionArn }));
+        return { status: out.status as ExecutionStatus, ...(out.error ? { error: out.error } : {}), ...(out.cause ? { cause: out.cause } : {}) };
       } catch (error) {
-        if ((error as { name?: string }).name === "ExecutionAlreadyExists") return { alreadyStarted: true };
+        if ((error as { name?: string }).name === "ExecutionDoesNotExist") return undefined;
         throw error;
       }
     },

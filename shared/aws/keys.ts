@@ -3,13 +3,23 @@
  * patterns are visible at a glance:
  *
  *   SESSION#<sessionKey>   SESSION              session metadata (key -> current sessionId)
+ *   SESSIONS               S#<sessionKey>       session index (sessions.list without a Scan)
  *   TRANSCRIPT#<sessionId> HEAD                 writer claim (run, epoch, lease) + nextSeq
  *   TRANSCRIPT#<sessionId> E#<seq>              transcript entries, append-only
  *   RUN#<runId>            RUN                  run record (status, timestamps, result)
  *   RUN#<runId>            EV#<seq>             event log (replay after a sequence number)
  *   RUN#<runId>            ATTEMPT#<n>          attempt diagnostics
- *   LANE#<sessionKey>      LANE                 session lane: the active run
- *   LANE#<sessionKey>      Q#<acceptedAt>#<id>  runs waiting for the lane, in acceptance order
+ *   RUN#<runId>            TOOL#<toolCallId>    tool-call ledger: a mutating call started / completed (+ result)
+ *   RUN#<runId>            PENDING_TURN         the tool turn being executed, until it is committed
+ *   RUN#<runId>            USAGE                the run's spend (tokens, cost, wasted), atomic ADD counters
+ *   SESSION#<sessionKey>   USAGE                the session's spend, atomic ADD counters
+ *   WORKSPACE#<name>       WORKSPACE            bootstrap files and skills the system prompt is built from
+ *   LANE#<sessionKey>      LANE                 session lane: the active run + the waiting list, one item
+ *   LANES#<shard>          L#<sessionKey>       lanes that may be busy (what the sweeper visits; no Scan)
+ *   GLANE#<name>           SLOTS                global lane: the runs holding a slot (counting semaphore)
+ *   GLANE#<name>           W#<rank>#<at>#<id>   runs waiting for a global slot, priority then acceptance
+ *   DISPATCH#<messageId>   FAILURE              why a queue message failed (it reaches the DLQ)
+ *   AUTH#<provider>        PROFILE#<profileId>  auth-profile health: cooldowns shared by every run
  *   CONN#<connectionId>    CONN                 WebSocket connection (auth state)
  *   SUBS#<sessionKey>      CONN#<connectionId>  session subscription of a connection
  */
@@ -19,16 +29,26 @@ export const pad = (n: number): string => String(n).padStart(SEQ_WIDTH, "0");
 
 export const keys = {
   session: (sessionKey: string) => ({ pk: `SESSION#${sessionKey}`, sk: "SESSION" }),
+  sessionIndex: (sessionKey: string) => ({ pk: "SESSIONS", sk: `S#${sessionKey}` }),
   transcriptHead: (sessionId: string) => ({ pk: `TRANSCRIPT#${sessionId}`, sk: "HEAD" }),
   transcriptEntry: (sessionId: string, seq: number) => ({ pk: `TRANSCRIPT#${sessionId}`, sk: `E#${pad(seq)}` }),
   run: (runId: string) => ({ pk: `RUN#${runId}`, sk: "RUN" }),
   runEvent: (runId: string, seq: number) => ({ pk: `RUN#${runId}`, sk: `EV#${pad(seq)}` }),
   attempt: (runId: string, n: number) => ({ pk: `RUN#${runId}`, sk: `ATTEMPT#${pad(n)}` }),
+  toolCall: (runId: string, toolCallId: string) => ({ pk: `RUN#${runId}`, sk: `TOOL#${toolCallId}` }),
+  pendingToolTurn: (runId: string) => ({ pk: `RUN#${runId}`, sk: "PENDING_TURN" }),
+  runUsage: (runId: string) => ({ pk: `RUN#${runId}`, sk: "USAGE" }),
+  sessionUsage: (sessionKey: string) => ({ pk: `SESSION#${sessionKey}`, sk: "USAGE" }),
+  workspace: (name: string) => ({ pk: `WORKSPACE#${name}`, sk: "WORKSPACE" }),
   lane: (sessionKey: string) => ({ pk: `LANE#${sessionKey}`, sk: "LANE" }),
-  laneWaiter: (sessionKey: string, acceptedAt: string, runId: string) => ({
-    pk: `LANE#${sessionKey}`,
-    sk: `Q#${acceptedAt}#${runId}`,
+  laneRegistry: (shard: number, sessionKey: string) => ({ pk: `LANES#${shard}`, sk: `L#${sessionKey}` }),
+  globalSlots: (lane: string) => ({ pk: `GLANE#${lane}`, sk: "SLOTS" }),
+  globalWaiter: (lane: string, rank: number, acceptedAt: number, runId: string) => ({
+    pk: `GLANE#${lane}`,
+    sk: `W#${rank}#${pad(acceptedAt)}#${runId}`,
   }),
+  dispatchFailure: (messageId: string) => ({ pk: `DISPATCH#${messageId}`, sk: "FAILURE" }),
+  authProfile: (provider: string, profileId: string) => ({ pk: `AUTH#${provider}`, sk: `PROFILE#${profileId}` }),
   connection: (connectionId: string) => ({ pk: `CONN#${connectionId}`, sk: "CONN" }),
   subscription: (sessionKey: string, connectionId: string) => ({
     pk: `SUBS#${sessionKey}`,
@@ -37,9 +57,12 @@ export const keys = {
 };
 
 export const prefixes = {
+  authProfile: "PROFILE#",
+  sessionIndex: "S#",
   transcriptEntry: "E#",
   runEvent: "EV#",
-  laneWaiter: "Q#",
+  laneRegistry: "L#",
+  globalWaiter: "W#",
   subscription: "CONN#",
 };
 

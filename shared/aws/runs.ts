@@ -2,8 +2,13 @@ import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { z } from "zod";
 import { keys } from "./keys";
 import { conditionally, type Db } from "./dynamo";
+import { QUEUE_MODES } from "../core/queue-settings";
 
-export const RUN_STATUSES = ["accepted", "queued", "running", "ok", "error", "timeout", "aborted"] as const;
+/**
+ * `steered` / `collected`: the message was folded into another run (`mergedInto`)
+ * by its session lane; it ends when that run ends (shared/lanes/handoff.ts).
+ */
+export const RUN_STATUSES = ["accepted", "queued", "running", "steered", "collected", "ok", "error", "timeout", "aborted"] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set(["ok", "error", "timeout", "aborted"]);
 
@@ -41,6 +46,34 @@ export const RunRecordSchema = z.object({
   /** Set by an abort request (runs.abort, interrupt mode); attempts stop at their next boundary. */
   abortRequestedAt: z.number().optional(),
   abortReason: z.string().optional(),
+  /**
+   * The WebSocket request that started the run (`agent` over WS): whoever ends
+   * the run posts the final `res` for `requestId` to `connectionId`.
+   * `frameChunks`: that client reassembles `chunk` events.
+   */
+  requester: z.object({ connectionId: z.string(), requestId: z.string(), frameChunks: z.boolean().optional() }).optional(),
+  /** Per-run overrides from the request (OpenClaw `agent` params). */
+  thinking: z.string().optional(),
+  extraSystemPrompt: z.string().optional(),
+  /** The caller asked for the `thinking` event stream. */
+  streamThinking: z.boolean().optional(),
+  /** How the message waits in its session lane (shared/core/lanes.ts); absent on records older than lanes. */
+  lane: z
+    .object({
+      kind: z.enum(["run", "steer", "collect"]),
+      priority: z.number().int(),
+      mode: z.enum(QUEUE_MODES),
+      debounceMs: z.number().int().min(0).optional(),
+    })
+    .optional(),
+  /** steered / collected: the run that carries this message. */
+  mergedInto: z.string().optional(),
+  /** The caller's own text, kept when the lane rewrote `message` (collect batch, dropped-message notes). */
+  ownMessage: z.string().optional(),
+  /** Collect: the messages folded into this run, in lane order. */
+  batch: z.array(z.string()).optional(),
+  /** Steer: the messages this run took at its model calls. */
+  steeredIds: z.array(z.string()).optional(),
   expiresAt: z.number().optional(),
 });
 export type RunRecord = z.infer<typeof RunRecordSchema>;
@@ -119,6 +152,22 @@ export async function markRunning(db: Db, runId: string, startedAt: number): Pro
   );
 }
 
+/**
+ * The run's transcript changed under it (a `/new` reset, in lane order, after
+ * this run was accepted): it writes to the session's current transcript.
+ */
+export async function setRunSessionId(db: Db, runId: string, sessionId: string): Promise<void> {
+  await db.doc.send(
+    new UpdateCommand({
+      TableName: db.table,
+      Key: keys.run(runId),
+      UpdateExpression: "SET sessionId = :sid",
+      ConditionExpression: "attribute_exists(pk)",
+      ExpressionAttributeValues: { ":sid": sessionId },
+    }),
+  );
+}
+
 export async function recordUserEntry(db: Db, runId: string, seq: number): Promise<void> {
   await db.doc.send(
     new UpdateCommand({
@@ -188,6 +237,27 @@ export async function requestAbort(db: Db, runId: string, reason: string): Promi
         ConditionExpression: "attribute_exists(pk) AND NOT (#s IN (:ok, :error, :timeout, :aborted))",
         ExpressionAttributeNames: { "#s": "status" },
         ExpressionAttributeValues: { ":now": db.now(), ":reason": reason, ":ok": "ok", ":error": "error", ":timeout": "timeout", ":aborted": "aborted" },
+      }),
+    ),
+  );
+}
+
+/**
+ * Ends a run that never started (accepted or queued) as `aborted`, in one
+ * conditional write: false when it started meanwhile (then the abort flag
+ * stops it) or already ended.
+ */
+export async function markAbortedBeforeStart(db: Db, runId: string, error: string): Promise<boolean> {
+  const now = db.now();
+  return conditionally(() =>
+    db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: keys.run(runId),
+        UpdateExpression: "SET #s = :aborted, endedAt = :now, #e = :error",
+        ConditionExpression: "#s IN (:accepted, :queued)",
+        ExpressionAttributeNames: { "#s": "status", "#e": "error" },
+        ExpressionAttributeValues: { ":aborted": "aborted", ":now": now, ":error": error, ":accepted": "accepted", ":queued": "queued" },
       }),
     ),
   );

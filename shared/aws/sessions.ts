@@ -1,8 +1,9 @@
-import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { z } from "zod";
-import { keys } from "./keys";
+import { keys, prefixes } from "./keys";
 import { conditionally, type Db } from "./dynamo";
 import { newSessionId } from "../core/ids";
+import { QueueOverridesSchema } from "../core/queue-settings";
 
 /** Session metadata, schema version 1: the stable key and the transcript it currently points at. */
 export const SessionRecordSchema = z.object({
@@ -12,6 +13,11 @@ export const SessionRecordSchema = z.object({
   createdAt: z.number(),
   updatedAt: z.number(),
   lastRunId: z.string().optional(),
+  /** Set by a `/new`-style reset: when, and the transcripts this key pointed at before (kept, never deleted). */
+  resetAt: z.number().optional(),
+  previousSessionIds: z.array(z.string()).optional(),
+  /** Queue settings stored for the session (a request with `queue.scope: "session"`); per-field fallback to channel and config. */
+  queue: QueueOverridesSchema.optional(),
 });
 export type SessionRecord = z.infer<typeof SessionRecordSchema>;
 
@@ -46,20 +52,87 @@ export async function resolveSession(db: Db, sessionKey: string): Promise<Sessio
       }),
     ),
   );
-  if (created) return fresh;
+  if (created) {
+    await putSessionIndex(db, fresh);
+    return fresh;
+  }
   const winner = await getSession(db, sessionKey);
   if (!winner) throw new Error(`session ${sessionKey} vanished while resolving`);
   return winner;
 }
 
-export async function touchSession(db: Db, sessionKey: string, runId: string): Promise<void> {
-  await db.doc.send(
+/** Marks the session active; returns the record as it is now (its current sessionId included). */
+export async function touchSession(db: Db, sessionKey: string, runId: string): Promise<SessionRecord | undefined> {
+  const out = await db.doc.send(
     new UpdateCommand({
       TableName: db.table,
       Key: keys.session(sessionKey),
       UpdateExpression: "SET updatedAt = :now, lastRunId = :run",
       ConditionExpression: "attribute_exists(pk)",
       ExpressionAttributeValues: { ":now": db.now(), ":run": runId },
+      ReturnValues: "ALL_NEW",
     }),
   );
+  const session = parseSession(out.Attributes);
+  if (session) await putSessionIndex(db, session);
+  return session;
+}
+
+/**
+ * `/new`: the key starts a new transcript; the old one stays stored under its
+ * own id. Race-free and repeatable: the switch is one conditional update that
+ * holds when the key still points at `fromSessionId` (or already at `toSessionId`,
+ * when a retried step repeats it).
+ */
+export async function resetSession(db: Db, sessionKey: string, fromSessionId: string, toSessionId: string): Promise<SessionRecord> {
+  const now = db.now();
+  const switched = await conditionally(() =>
+    db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: keys.session(sessionKey),
+        UpdateExpression:
+          "SET sessionId = :to, resetAt = :now, updatedAt = :now, previousSessionIds = list_append(if_not_exists(previousSessionIds, :none), :from)",
+        ConditionExpression: "sessionId = :fromId",
+        ExpressionAttributeValues: { ":to": toSessionId, ":now": now, ":none": [], ":from": [fromSessionId], ":fromId": fromSessionId },
+      }),
+    ),
+  );
+  const current = await getSession(db, sessionKey);
+  if (!current) throw new Error(`session ${sessionKey} vanished while resetting`);
+  if (switched) await putSessionIndex(db, current);
+  return current;
+}
+
+/**
+ * The session index: one small item per session under a single partition,
+ * rewritten whenever the session is created or starts a run, so
+ * `sessions.list` is one Query (no Scan). Derived data: the SESSION item is
+ * the source of truth, and a lost index write only delays the listing.
+ */
+async function putSessionIndex(db: Db, session: SessionRecord): Promise<void> {
+  await db.doc.send(new PutCommand({ TableName: db.table, Item: { ...keys.sessionIndex(session.sessionKey), ...session } }));
+}
+
+/** Most recently active first; reads at most `scanLimit` index entries. */
+export async function listSessions(db: Db, limit = 50, scanLimit = 1000): Promise<SessionRecord[]> {
+  const found: SessionRecord[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await db.doc.send(
+      new QueryCommand({
+        TableName: db.table,
+        KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+        ExpressionAttributeValues: { ":pk": keys.sessionIndex("").pk, ":prefix": prefixes.sessionIndex },
+        ExclusiveStartKey: start,
+        Limit: scanLimit - found.length,
+      }),
+    );
+    for (const item of out.Items ?? []) {
+      const parsed = parseSession(item);
+      if (parsed) found.push(parsed);
+    }
+    start = out.LastEvaluatedKey;
+  } while (start && found.length < scanLimit);
+  return found.sort((a, b) => b.updatedAt - a.updatedAt).slice(0, limit);
 }

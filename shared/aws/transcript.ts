@@ -3,9 +3,10 @@ import { z } from "zod";
 import { keys, MAX_ITEM_BYTES, pad, prefixes } from "./keys";
 import { byteSize, conditionally, isConditionFailure, type Db } from "./dynamo";
 import { ItemTooLargeError, SessionBusyError, TranscriptInvariantError, WriterFencedError } from "./errors";
-import { MessageSchema } from "../core/message-schema";
 import { checkTurn } from "../core/transcript";
-import type { Message } from "../core/messages";
+import type { Message, ToolResultMessage } from "../core/messages";
+import { EntryBodySchema, isMessageEntry, type EntryBody } from "../core/transcript-entries";
+import { truncateToolResult } from "../core/tool-result-truncation";
 
 /**
  * The session transcript: append-only entries under a writer claim.
@@ -20,16 +21,21 @@ import type { Message } from "../core/messages";
  * and 3 leaves the transcript at its last valid state, and a taken-over writer
  * (lower epoch) can neither overwrite newer entries nor move HEAD.
  */
-export const TranscriptEntrySchema = z.object({
+const EntryBaseSchema = z.object({
   v: z.literal(1),
   sessionId: z.string(),
   seq: z.number().int().min(0),
   runId: z.string(),
   epoch: z.number().int(),
   ts: z.number(),
-  message: MessageSchema,
 });
-export type TranscriptEntry = z.infer<typeof TranscriptEntrySchema>;
+type EntryBase = z.infer<typeof EntryBaseSchema>;
+
+/** Any stored entry: a message, a compaction, a rewrite or a note (see core/transcript-entries). */
+export const TranscriptEntrySchema = z.intersection(EntryBaseSchema, EntryBodySchema);
+export type TranscriptEntry = EntryBase & EntryBody;
+/** A conversation message entry (what history views list). */
+export type MessageEntry = EntryBase & { kind?: "message"; message: Message };
 
 export interface WriterClaim {
   sessionId: string;
@@ -89,7 +95,7 @@ async function tryClaim(db: Db, sessionId: string, runId: string, options: Claim
       }),
     );
     const head = out.Attributes as { writerEpoch: number; nextSeq: number };
-    const last = await readLastEntry(db, sessionId, head.nextSeq);
+    const last = await readLastMessage(db, sessionId, head.nextSeq);
     return { sessionId, runId, epoch: head.writerEpoch, nextSeq: head.nextSeq, lastMessage: last?.message, lastRunId: last?.runId };
   } catch (error) {
     if (isConditionFailure(error)) return null;
@@ -101,24 +107,78 @@ async function currentWriter(db: Db, sessionId: string): Promise<string | undefi
   return (await readHead(db, sessionId)).writerRunId;
 }
 
-/** Appends one turn (validated against the invariants) and returns the advanced claim. */
-export async function appendTurn(db: Db, claim: WriterClaim, turn: Message[]): Promise<WriterClaim> {
+/**
+ * Appends one turn (validated against the invariants) and returns the
+ * advanced claim. `leading` entries (a session_start note) go in the same
+ * commit, before the turn.
+ */
+export async function appendTurn(db: Db, claim: WriterClaim, turn: Message[], leading: EntryBody[] = []): Promise<WriterClaim> {
   const violations = checkTurn(claim.lastMessage, turn);
   if (violations.length > 0) throw new TranscriptInvariantError(violations);
+  if (leading.some((body) => isMessageEntry(body))) throw new TranscriptInvariantError(["messages_must_be_in_the_turn"]);
+  const committed = await appendBodies(db, claim, [...leading, ...turn.map((message) => ({ message }))]);
+  return { ...committed, lastMessage: turn[turn.length - 1], lastRunId: claim.runId };
+}
+
+/**
+ * Appends entries that are not conversation turns (compaction, rewrite, note)
+ * under the same fence. They do not change the last message the invariants
+ * look at.
+ */
+export async function appendEntries(db: Db, claim: WriterClaim, bodies: EntryBody[]): Promise<WriterClaim> {
+  if (bodies.length === 0) return claim;
+  if (bodies.some((body) => isMessageEntry(body))) throw new TranscriptInvariantError(["messages_must_use_append_turn"]);
+  return appendBodies(db, claim, bodies);
+}
+
+async function appendBodies(db: Db, claim: WriterClaim, bodies: EntryBody[]): Promise<WriterClaim> {
   const ts = db.now();
-  const entries = turn.map((message, i) =>
-    TranscriptEntrySchema.parse({ v: 1, sessionId: claim.sessionId, seq: claim.nextSeq + i, runId: claim.runId, epoch: claim.epoch, ts, message }),
+  const entries = bodies.map((body, i) =>
+    TranscriptEntrySchema.parse({ v: 1, sessionId: claim.sessionId, seq: claim.nextSeq + i, runId: claim.runId, epoch: claim.epoch, ts, ...body }) as TranscriptEntry,
   );
-  for (const entry of entries) await putEntry(db, claim, entry);
+  for (const entry of entries) await putEntry(db, claim, fitItem(entry));
   await commitHead(db, claim, entries.length);
-  return { ...claim, nextSeq: claim.nextSeq + entries.length, lastMessage: turn[turn.length - 1], lastRunId: claim.runId };
+  return { ...claim, nextSeq: claim.nextSeq + entries.length };
+}
+
+/** Room left for attribute names and keys below DynamoDB's 400 KB item limit. */
+const ITEM_MARGIN_BYTES = 4096;
+
+/**
+ * Last line of defence for the 400 KB item limit: tools already cap their
+ * results (agent.maxToolResultChars), but bytes are not characters (4 bytes
+ * per emoji), so a tool result that still does not fit is cut to head + tail
+ * here, before it is written. Anything else that does not fit is refused.
+ */
+function fitItem(entry: TranscriptEntry): TranscriptEntry {
+  const limit = MAX_ITEM_BYTES - ITEM_MARGIN_BYTES;
+  let fitted = entry;
+  for (let round = 0; round < 8 && byteSize(fitted) > limit; round += 1) {
+    const result = toolResultOf(fitted);
+    if (!result) break;
+    const ratio = limit / byteSize(fitted);
+    const content = truncateToolResult(result.content, Math.floor(result.content.length * ratio * 0.95)).text;
+    fitted = replaceToolResult(fitted, { ...result, content });
+  }
+  if (byteSize(fitted) > limit) {
+    throw new ItemTooLargeError(`transcript entry ${entry.seq} is ${byteSize(fitted)} bytes; only tool results are cut to fit`);
+  }
+  return fitted;
+}
+
+function toolResultOf(entry: TranscriptEntry): ToolResultMessage | undefined {
+  if (isMessageEntry(entry) && entry.message.role === "tool_result") return entry.message;
+  if (entry.kind === "rewrite" && entry.rewrite.message.role === "tool_result") return entry.rewrite.message;
+  return undefined;
+}
+
+function replaceToolResult(entry: TranscriptEntry, message: ToolResultMessage): TranscriptEntry {
+  if (entry.kind === "rewrite") return { ...entry, rewrite: { ...entry.rewrite, message } };
+  return { ...entry, message } as TranscriptEntry;
 }
 
 async function putEntry(db: Db, claim: WriterClaim, entry: TranscriptEntry): Promise<void> {
   const item = { ...keys.transcriptEntry(entry.sessionId, entry.seq), ...entry };
-  if (byteSize(item) > MAX_ITEM_BYTES - 1024) {
-    throw new ItemTooLargeError(`transcript entry ${entry.seq} is ${byteSize(item)} bytes; cap tool results before commit`);
-  }
   const written = await conditionally(() =>
     db.doc.send(
       new PutCommand({
@@ -162,10 +222,19 @@ export async function releaseWriter(db: Db, claim: Pick<WriterClaim, "sessionId"
   );
 }
 
-/** Committed entries in order (entries at or past HEAD.nextSeq are invisible). */
-export async function readTranscript(db: Db, sessionId: string): Promise<TranscriptEntry[]> {
+/** Committed conversation messages in order (what history views list; notes, compactions and rewrites left out). */
+export async function readTranscript(db: Db, sessionId: string): Promise<MessageEntry[]> {
+  return (await readEntries(db, sessionId)).filter((entry): entry is MessageEntry => isMessageEntry(entry));
+}
+
+/** Every committed entry in order (entries at or past HEAD.nextSeq are invisible). */
+export async function readEntries(db: Db, sessionId: string): Promise<TranscriptEntry[]> {
   const head = await readHead(db, sessionId);
   if (head.nextSeq === 0) return [];
+  return queryEntries(db, sessionId, 0, head.nextSeq - 1, true);
+}
+
+async function queryEntries(db: Db, sessionId: string, from: number, to: number, forward: boolean, limit?: number): Promise<TranscriptEntry[]> {
   const entries: TranscriptEntry[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
@@ -175,15 +244,17 @@ export async function readTranscript(db: Db, sessionId: string): Promise<Transcr
         KeyConditionExpression: "pk = :pk AND sk BETWEEN :from AND :to",
         ExpressionAttributeValues: {
           ":pk": keys.transcriptHead(sessionId).pk,
-          ":from": `${prefixes.transcriptEntry}${pad(0)}`,
-          ":to": `${prefixes.transcriptEntry}${pad(head.nextSeq - 1)}`,
+          ":from": `${prefixes.transcriptEntry}${pad(from)}`,
+          ":to": `${prefixes.transcriptEntry}${pad(to)}`,
         },
         ConsistentRead: true,
+        ScanIndexForward: forward,
+        ...(limit ? { Limit: limit } : {}),
         ExclusiveStartKey: startKey,
       }),
     );
     for (const item of out.Items ?? []) entries.push(parseEntry(item));
-    startKey = out.LastEvaluatedKey;
+    startKey = limit ? undefined : out.LastEvaluatedKey;
   } while (startKey);
   return entries;
 }
@@ -193,17 +264,31 @@ async function readHead(db: Db, sessionId: string): Promise<{ nextSeq: number; w
   return { nextSeq: (out.Item?.nextSeq as number | undefined) ?? 0, writerRunId: out.Item?.writerRunId as string | undefined };
 }
 
-async function readLastEntry(db: Db, sessionId: string, nextSeq: number): Promise<TranscriptEntry | undefined> {
+/**
+ * The last committed conversation message (the invariants check new turns
+ * against it). Usually the last entry; after a compaction or a note, a short
+ * backwards query finds it.
+ */
+async function readLastMessage(db: Db, sessionId: string, nextSeq: number): Promise<MessageEntry | undefined> {
   if (nextSeq === 0) return undefined;
   const out = await db.doc.send(
     new GetCommand({ TableName: db.table, Key: keys.transcriptEntry(sessionId, nextSeq - 1), ConsistentRead: true }),
   );
-  return out.Item ? parseEntry(out.Item) : undefined;
+  const last = out.Item ? parseEntry(out.Item) : undefined;
+  if (!last || isMessageEntry(last)) return last as MessageEntry | undefined;
+  for (let to = nextSeq - 2; to >= 0; to -= BACKWARD_PAGE) {
+    const page = await queryEntries(db, sessionId, Math.max(0, to - BACKWARD_PAGE + 1), to, false, BACKWARD_PAGE);
+    const found = page.find((entry) => isMessageEntry(entry));
+    if (found) return found as MessageEntry;
+  }
+  return undefined;
 }
+
+const BACKWARD_PAGE = 16;
 
 function parseEntry(item: Record<string, unknown>): TranscriptEntry {
   const { pk: _pk, sk: _sk, ...rest } = item;
-  return TranscriptEntrySchema.parse(rest);
+  return TranscriptEntrySchema.parse(rest) as TranscriptEntry;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,5 +1,15 @@
 import { readFileSync, existsSync } from "node:fs";
 import { z } from "zod";
+import {
+  BudgetsConfigSchema,
+  ContextConfigSchema,
+  HooksConfigSchema,
+  PricingConfigSchema,
+  ToolsConfigSchema,
+  WorkspaceConfigSchema,
+} from "./attempt-config";
+import { DiagnosticsConfigSchema, LanesConfigSchema } from "./lanes-config";
+import { AuthProfilesSchema, CompactionConfigSchema, LoopConfigSchema } from "./loop-config";
 
 /**
  * The agent configuration: which model runs, provider credentials and the
@@ -15,6 +25,8 @@ const ProviderSchema = z
     timeoutSeconds: z.number().positive().optional(),
     /** `chat` (Chat Completions, default; works with Ollama/vLLM) or `responses`. OpenAI only. */
     api: z.enum(["chat", "responses"]).optional(),
+    /** Several API keys, tried in order with cooldowns (shared/config/loop-config.ts); default: `apiKey` alone. */
+    profiles: AuthProfilesSchema,
   })
   .strict();
 
@@ -32,11 +44,14 @@ export const AgentConfigSchema = z
         systemPrompt: z.string().default("You are a helpful assistant. Answer concisely."),
         /** Whole-run budget (OpenClaw `agents.defaults.timeoutSeconds`); 0 = unlimited. */
         timeoutSeconds: z.number().int().min(0).default(172_800),
-        /** Model idle watchdog: no stream chunk for this long aborts the model call. */
-        idleTimeoutSeconds: z.number().int().min(0).default(120),
+        /** Model idle watchdog: no stream chunk for this long aborts the model call (fractions allowed, for tests). */
+        idleTimeoutSeconds: z.number().min(0).default(120),
         maxOutputTokens: z.number().int().positive().default(4096),
-        /** Tool results are capped (head + tail kept) before they are stored or streamed. */
-        maxToolResultChars: z.number().int().min(2000).default(32_000),
+        /**
+         * Hard cap on one tool result (head + tail kept) before it is stored or streamed. Unset = by
+         * window size (16k chars below 100k tokens, 32k below 200k, 64k above), never over 30 % of it.
+         */
+        maxToolResultChars: z.number().int().min(2000).optional(),
         /** Model <-> tool round trips inside one attempt before it yields. */
         maxToolRounds: z.number().int().positive().default(32),
       })
@@ -46,7 +61,6 @@ export const AgentConfigSchema = z
         timeoutSeconds: 172_800,
         idleTimeoutSeconds: 120,
         maxOutputTokens: 4096,
-        maxToolResultChars: 32_000,
         maxToolRounds: 32,
       }),
     session: z
@@ -63,6 +77,16 @@ export const AgentConfigSchema = z
       })
       .strict()
       .default({ retentionDays: 7 }),
+    context: ContextConfigSchema.prefault({}),
+    workspace: WorkspaceConfigSchema.prefault({}),
+    tools: ToolsConfigSchema.prefault({}),
+    hooks: HooksConfigSchema.prefault({}),
+    budgets: BudgetsConfigSchema.prefault({}),
+    pricing: PricingConfigSchema.default({}),
+    compaction: CompactionConfigSchema.prefault({}),
+    loop: LoopConfigSchema.prefault({}),
+    lanes: LanesConfigSchema.prefault({}),
+    diagnostics: DiagnosticsConfigSchema.prefault({}),
   })
   .strict();
 

@@ -1,3 +1,5 @@
+import type { SdkMeter } from "../aws/metering";
+
 /**
  * Where the AWS resources are. In Lambda these come from the environment the
  * CDK stack sets; locally the embedded stack builds this object directly with
@@ -13,9 +15,17 @@ export interface RuntimeConfig {
   webSocketManagementEndpoint?: string;
   /** SHA-256 (hex) of the bearer token clients must present. */
   authTokenSha256?: string;
-  endpoints: { dynamodb?: string; sqs?: string; sfn?: string };
+  endpoints: { dynamodb?: string; sqs?: string; sfn?: string; lambda?: string };
+  /**
+   * This function's own name (Lambda sets AWS_LAMBDA_FUNCTION_NAME). ws-api
+   * invokes itself asynchronously to post `connect.challenge` once $connect
+   * has returned; absent locally, where that step runs in-process.
+   */
+  selfFunctionName?: string;
   /** Only for loopback emulators; in AWS the default provider chain is used. */
   credentials?: { accessKeyId: string; secretAccessKey: string };
+  /** Benchmarks only: counts SDK calls and consumed capacity. Never set from the environment. */
+  meter?: SdkMeter;
 }
 
 type Env = Record<string, string | undefined>;
@@ -37,7 +47,9 @@ export function runtimeConfigFromEnv(env: Env = process.env): RuntimeConfig {
       dynamodb: env.AWS_ENDPOINT_URL_DYNAMODB ?? shared,
       sqs: env.AWS_ENDPOINT_URL_SQS ?? shared,
       sfn: env.AWS_ENDPOINT_URL_SFN ?? shared,
+      lambda: env.AWS_ENDPOINT_URL_LAMBDA ?? shared,
     },
+    selfFunctionName: env.AWS_LAMBDA_FUNCTION_NAME,
   };
 }
 

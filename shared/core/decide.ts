@@ -1,149 +1,155 @@
-import type { FailureKind } from "./failures";
+import { decideOnFailure } from "./decide-failure";
 import {
-  LIMITS,
-  resetSameModelCounters,
-  type AttemptOutcome,
-  type Decision,
-  type LoopState,
-} from "./run-loop";
+  again,
+  bump,
+  compaction,
+  compactionsLeft,
+  finalize,
+  giveUp,
+  hasFallback,
+  nextModel,
+  truncation,
+  type Step,
+} from "./decide-steps";
+import type { FailureKind } from "./failures";
+import { armGuard } from "./loop-guard";
+import { USER_ERRORS } from "./loop-texts";
+import { LIMITS, type AttemptOutcome, type LoopCounters, type LoopState } from "./run-loop";
 
-export interface Step {
-  loop: LoopState;
-  decision: Decision;
-}
-
-type Failure = Extract<AttemptOutcome, { kind: "failed" }>;
-
-/** Failure kinds after which another model may succeed where this one cannot. */
-const FAILOVER_KINDS: ReadonlySet<FailureKind> = new Set([
-  "rate_limit",
-  "overloaded",
-  "auth",
-  "auth_permanent",
-  "billing",
-  "model_not_found",
-  "timeout",
-  "server_error",
-]);
-
-/** User-facing texts (our own wording). */
-export const USER_ERRORS = {
-  retryLimit: (n: number, max: number) => `The agent stopped after ${n} attempts (limit ${max}) without a final answer.`,
-  idleBreaker: (n: number) =>
-    `The model stopped responding ${n} times in a row without finishing a turn; further attempts were halted to bound cost.`,
-  emptyResponse: "The model returned an empty response.",
-  reasoningOnly: "The model only produced reasoning and no visible answer.",
-  aborted: "The run was aborted.",
-} as const;
+export type { Step } from "./decide-steps";
+export { USER_ERRORS } from "./loop-texts";
 
 /**
  * The outer loop's decision after an attempt. Pure: same inputs, same step.
- * Every branch has its own counter and cap; every `attempt` returns to the
- * loop head, where `beforeAttempt` applies the budget again.
+ * Every branch has its own counter and cap; every `attempt` (compaction and
+ * truncation included) returns to the loop head, where `beforeAttempt`
+ * applies the budget again.
  */
 export function decideNext(loop: LoopState, outcome: AttemptOutcome): Step {
+  const settled = settleAttempt(loop, outcome);
   switch (outcome.kind) {
     case "completed":
-      return finalize(clearContinuation(loop), "ok", "completed");
+      return finalize(settled, { status: "ok", reason: "completed", livenessState: "working" });
     case "aborted":
-      return finalize(loop, "aborted", "aborted", USER_ERRORS.aborted);
+      return finalize(settled, { status: "aborted", reason: "aborted", error: USER_ERRORS.aborted, livenessState: "abandoned" });
     case "yielded":
-      return again({ ...clearContinuation(loop), counters: { ...loop.counters, consecutiveIdleTimeouts: 0 } });
+      // A yield is progress cut short by the Lambda limit, not a retry: it gives back its iteration.
+      return again({ ...settled, iteration: Math.max(0, loop.iteration - 1), yields: loop.yields + 1, counters: { ...settled.counters, consecutiveIdleTimeouts: 0 } }, "yield");
     case "empty_response":
-      return continuation(loop, "empty_response", "emptyResponseRetries", LIMITS.emptyResponseRetries, USER_ERRORS.emptyResponse);
     case "reasoning_only":
-      return continuation(loop, "reasoning_only", "reasoningOnlyRetries", LIMITS.reasoningOnlyRetries, USER_ERRORS.reasoningOnly);
+    case "missing_assistant":
+      return onIncompleteTurn(loop, settled, outcome);
+    case "context_precheck":
+      return onPrecheck(settled, outcome);
+    case "compaction_failed":
+      return onCompactionFailed(settled, outcome.reason);
+    case "compaction_loop":
+      return giveUp(settled, "compaction_loop_persisted", USER_ERRORS.compactionLoop(outcome.toolName, outcome.repeats, LIMITS.postCompactionGuardWindow), "compaction_loop");
+    case "budget_exceeded":
+      return giveUp(settled, "budget_exceeded", budgetExceededText(outcome), "budget_exceeded");
     case "failed":
-      return decideOnFailure(clearContinuation(loop), outcome);
+      return decideOnFailure(settled, outcome);
   }
 }
 
-/** The loop head: budget check before an attempt starts. Returns the step to take instead, if any. */
+/**
+ * The loop head, before every attempt: the execution's history budget (a long
+ * run continues in a fresh execution), then the run's iteration budget, whose
+ * exhaustion asks the failover decision (reference §F.49).
+ */
 export function beforeAttempt(loop: LoopState): Step {
-  if (loop.iteration >= loop.maxIterations) {
-    const exhausted = USER_ERRORS.retryLimit(loop.iteration, loop.maxIterations);
-    return failover(loop, loop.lastFailureKind, "retry_limit", exhausted);
+  if (loop.execution.iterations >= loop.execution.maxIterations) {
+    const generation = loop.execution.generation + 1;
+    return { loop: { ...loop, execution: { ...loop.execution, generation, iterations: 0 } }, decision: { action: "continue_as_new", generation } };
   }
-  return { loop: { ...loop, iteration: loop.iteration + 1 }, decision: { action: "attempt" } };
+  if (loop.iteration >= loop.maxIterations) return onRetryLimit(loop);
+  const next = {
+    ...loop,
+    iteration: loop.iteration + 1,
+    attempt: loop.attempt + 1,
+    execution: { ...loop.execution, iterations: loop.execution.iterations + 1 },
+  };
+  return { loop: next, decision: { action: "attempt" } };
 }
 
-function decideOnFailure(loop: LoopState, outcome: Failure): Step {
-  const { failure } = outcome;
-  const tracked: LoopState = { ...loop, lastFailureKind: failure.kind, counters: trackIdle(loop, outcome) };
-  if (failure.kind === "aborted") return finalize(tracked, "aborted", "aborted", USER_ERRORS.aborted);
-  if (tracked.counters.consecutiveIdleTimeouts >= LIMITS.consecutiveIdleTimeoutsBeforeBreak) {
-    return finalize(tracked, "error", "idle_timeout_breaker", USER_ERRORS.idleBreaker(tracked.counters.consecutiveIdleTimeouts));
+/** These last reasons never escalate an exhausted budget to the next model (reference §F.49). */
+const NO_ESCALATION: ReadonlySet<FailureKind> = new Set(["timeout", "model_not_found", "format", "context_overflow", "aborted"]);
+
+function onRetryLimit(loop: LoopState): Step {
+  const kind = loop.lastFailureKind;
+  if (hasFallback(loop) && kind !== undefined && !NO_ESCALATION.has(kind)) {
+    const fallback = nextModel(loop, kind);
+    const head = beforeAttempt(fallback.loop);
+    return { ...head, decision: head.decision.action === "attempt" ? { action: "attempt", reason: "fallback_model" } : head.decision, effects: fallback.effects };
   }
-  if (failure.kind === "rate_limit" && failure.rateLimitWindow !== "long") {
-    const retries = tracked.counters.rateLimitRetries;
-    if (retries < LIMITS.sameModelRateLimitRetries) {
-      const stepSeconds = LIMITS.rateLimitStepSeconds * (retries + 1);
-      const advised = Math.ceil((failure.retryAfterMs ?? 0) / 1000);
-      const waitSeconds = Math.min(LIMITS.maxRetryAfterSeconds, Math.max(stepSeconds, advised));
-      return { loop: bump(tracked, "rateLimitRetries"), decision: { action: "wait", waitSeconds } };
-    }
-  }
-  if (failure.kind === "timeout" && tracked.counters.idleTimeoutRetries < LIMITS.sameModelIdleTimeoutRetries) {
-    return again(bump(tracked, "idleTimeoutRetries"));
-  }
-  if (isSilentRetryable(failure.kind, failure.retryable) && tracked.counters.silentErrorRetries < LIMITS.silentErrorRetries) {
-    return again(bump(tracked, "silentErrorRetries"));
-  }
-  return failover(tracked, failure.kind, failure.kind, failure.message);
+  return giveUp(loop, "retry_limit", USER_ERRORS.retryLimit, "retry_limit", { detail: USER_ERRORS.retryLimitDetail(loop.iteration, loop.maxIterations) });
 }
 
-/** Overload / server errors / unknown transient failures: resubmit quietly a few times. */
-function isSilentRetryable(kind: FailureKind, retryable: boolean): boolean {
-  return retryable && (kind === "overloaded" || kind === "server_error" || kind === "unknown");
-}
-
-/** Exhaustion: move to the next model in the chain when the reason allows it, else end blocked. */
-function failover(loop: LoopState, kind: FailureKind | undefined, reason: string, message: string): Step {
-  const hasFallback = loop.modelIndex + 1 < loop.modelCount;
-  if (hasFallback && (kind === undefined || FAILOVER_KINDS.has(kind) || reason === "retry_limit")) {
-    const next: LoopState = {
-      ...loop,
-      modelIndex: loop.modelIndex + 1,
-      counters: resetSameModelCounters(loop.counters),
-      // A fresh model gets a fresh budget for its own attempts.
-      iteration: reason === "retry_limit" ? 0 : loop.iteration,
-    };
-    return again(next);
-  }
-  return finalize(loop, "error", reason, message);
-}
-
-function trackIdle(loop: LoopState, outcome: Failure) {
-  const idle = outcome.failure.kind === "timeout";
-  // Output tokens alone are not progress: only a completed model turn resets the breaker.
-  const consecutive = idle && !outcome.completedModelProgress ? loop.counters.consecutiveIdleTimeouts + 1 : idle ? 0 : loop.counters.consecutiveIdleTimeouts;
-  return { ...loop.counters, consecutiveIdleTimeouts: consecutive };
-}
-
-function continuation(
-  loop: LoopState,
-  kind: NonNullable<LoopState["continuation"]>,
-  counter: "emptyResponseRetries" | "reasoningOnlyRetries",
-  cap: number,
-  exhausted: string,
-): Step {
-  if (loop.counters[counter] < cap) return again({ ...bump(loop, counter), continuation: kind });
-  return finalize(clearContinuation(loop), "error", kind, exhausted);
-}
-
-function bump(loop: LoopState, counter: keyof LoopState["counters"]): LoopState {
-  return { ...loop, counters: { ...loop.counters, [counter]: loop.counters[counter] + 1 } };
-}
-
-function clearContinuation(loop: LoopState): LoopState {
+/** Per-attempt flags end with the attempt; a same-model rate-limit streak ends with any other outcome. */
+function settleAttempt(loop: LoopState, outcome: AttemptOutcome): LoopState {
   const { continuation: _dropped, ...rest } = loop;
-  return rest;
+  const rateLimited = outcome.kind === "failed" && outcome.failure.kind === "rate_limit";
+  const counters: LoopCounters = rateLimited ? loop.counters : { ...loop.counters, rateLimitRetries: 0 };
+  return { ...rest, compactedBeforeAttempt: false, counters };
 }
 
-function again(loop: LoopState): Step {
-  return { loop, decision: { action: "attempt" } };
+type Incomplete = Extract<AttemptOutcome, { kind: "empty_response" | "reasoning_only" | "missing_assistant" }>;
+
+/**
+ * No visible answer (reference §G.77): right after a compaction, one
+ * compaction continuation; else reasoning-only (2), missing assistant (1,
+ * same prompt) and empty response (1) each have their own cap. Never after a
+ * side effect: replaying could repeat it.
+ */
+function onIncompleteTurn(before: LoopState, loop: LoopState, outcome: Incomplete): Step {
+  const exhausted = () =>
+    finalize(loop, {
+      status: "error",
+      reason: outcome.kind,
+      error: outcome.hadSideEffects ? USER_ERRORS.incompleteTurnAfterTools : USER_ERRORS.incompleteTurn,
+      errorKind: "incomplete_turn",
+      livenessState: "abandoned",
+    });
+  if (outcome.hadSideEffects) return exhausted();
+  if (before.compactedBeforeAttempt && loop.counters.compactionContinuations < LIMITS.compactionContinuations) {
+    return again({ ...bump(loop, "compactionContinuations"), continuation: "compaction", guard: armGuard() }, "compaction_continuation");
+  }
+  if (outcome.kind === "reasoning_only" && loop.counters.reasoningOnlyRetries < LIMITS.reasoningOnlyRetries) {
+    return again({ ...bump(loop, "reasoningOnlyRetries"), continuation: "reasoning_only" }, "reasoning_only_retry");
+  }
+  if (outcome.kind === "missing_assistant" && loop.counters.missingAssistantRetries < LIMITS.missingAssistantRetries) {
+    return again(bump(loop, "missingAssistantRetries"), "missing_assistant_retry");
+  }
+  if (outcome.kind === "empty_response" && loop.counters.emptyResponseRetries < LIMITS.emptyResponseRetries) {
+    return again({ ...bump(loop, "emptyResponseRetries"), continuation: "empty_response" }, "empty_response_retry");
+  }
+  return exhausted();
 }
 
-function finalize(loop: LoopState, status: "ok" | "error" | "timeout" | "aborted", reason: string, error?: string): Step {
-  return { loop, decision: { action: "finalize", status, reason, ...(error !== undefined ? { error } : {}) } };
+type Precheck = Extract<AttemptOutcome, { kind: "context_precheck" }>;
+
+/**
+ * The attempt's precheck found no room (reference §J.88-90). Truncation alone
+ * when it frees enough (once per run; a handled precheck increments no failure
+ * counter); otherwise an overflow compaction, followed by truncation when the
+ * route says so. A second truncation request becomes a compaction.
+ */
+function onPrecheck(loop: LoopState, outcome: Precheck): Step {
+  if (outcome.route === "truncate_tool_results_only" && !loop.toolResultsTruncated) return truncation(loop, outcome.toolResultMaxChars);
+  if (!compactionsLeft(loop, "overflow")) {
+    const detail = `Context overflow (precheck): ~${outcome.estimatedTokens} tokens for a prompt budget of ${outcome.promptBudgetTokens}.`;
+    return giveUp({ ...loop, lastFailureKind: "context_overflow" }, "context_overflow", USER_ERRORS.contextOverflow, "context_overflow", { detail });
+  }
+  return compaction(loop, "precheck", { thenTruncate: outcome.route === "compact_then_truncate", tokenCount: outcome.estimatedTokens });
+}
+
+/** Compaction could not shrink the context: truncate oversized tool results once, else give up. */
+function onCompactionFailed(loop: LoopState, reason: string): Step {
+  if (!loop.toolResultsTruncated) return truncation(loop);
+  return giveUp({ ...loop, lastFailureKind: "context_overflow" }, "compaction_failure", USER_ERRORS.compactionFailure, "compaction_failure", { detail: reason });
+}
+
+function budgetExceededText(outcome: Extract<AttemptOutcome, { kind: "budget_exceeded" }>): string {
+  const amount = (n: number) => (outcome.limit === "cost" ? `$${n.toFixed(4)}` : `${n} tokens`);
+  return `The ${outcome.scope}'s ${outcome.limit === "cost" ? "cost" : "token"} budget is used up (${amount(outcome.spent)} of ${amount(outcome.max)}); the agent stopped.`;
 }

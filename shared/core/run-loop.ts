@@ -4,7 +4,9 @@ import { FAILURE_KINDS, type FailureKind } from "./failures";
 /**
  * The outer loop's state as it travels through Step Functions: counters and
  * pointers only (the 256 KB state limit), versioned because executions outlive
- * deployments.
+ * deployments. Fields added after v1 shipped carry defaults, so a v1 state
+ * written by an older deployment still parses (test/core/run-loop-state.test.ts
+ * keeps a frozen v1 fixture).
  */
 export const LIMITS = {
   /** resolveMaxRunRetryIterations: clamp(BASE + max(1, profiles) * PER_PROFILE, MIN, MAX). */
@@ -21,25 +23,68 @@ export const LIMITS = {
   emptyResponseRetries: 1,
   reasoningOnlyRetries: 2,
   missingAssistantRetries: 1,
+  overflowCompactions: 3,
+  timeoutCompactions: 2,
+  /** Timeout compaction only when the last prompt used more than this share of the window. */
+  timeoutCompactionPromptShare: 0.65,
+  compactionContinuations: 1,
+  /** `auth.cooldowns.rateLimitedProfileRotations` / `overloadedProfileRotations`. */
+  rateLimitProfileRotations: 1,
+  overloadProfileRotations: 1,
+  /** The reply runner's full-chain retry when every candidate was only overloaded. */
+  overloadChainRetries: 10,
+  overloadChainBackoffMs: 2500,
+  overloadChainMaxBackoffMs: 30_000,
+  postCompactionGuardWindow: 3,
+  /** Loop iterations one Step Functions execution runs before continuing as new (25,000-event history cap). */
+  iterationsPerExecution: 1500,
 } as const;
 
+const count = () => z.number().int().min(0);
+const countSince1 = () => z.number().int().min(0).default(0);
+
 const CountersSchema = z.object({
-  rateLimitRetries: z.number().int().min(0),
-  silentErrorRetries: z.number().int().min(0),
-  idleTimeoutRetries: z.number().int().min(0),
-  consecutiveIdleTimeouts: z.number().int().min(0),
-  emptyResponseRetries: z.number().int().min(0),
-  reasoningOnlyRetries: z.number().int().min(0),
-  missingAssistantRetries: z.number().int().min(0),
+  rateLimitRetries: count(),
+  silentErrorRetries: count(),
+  idleTimeoutRetries: count(),
+  consecutiveIdleTimeouts: count(),
+  emptyResponseRetries: count(),
+  reasoningOnlyRetries: count(),
+  missingAssistantRetries: count(),
+  overflowCompactions: countSince1(),
+  timeoutCompactions: countSince1(),
+  compactionContinuations: countSince1(),
+  rateLimitRotations: countSince1(),
+  overloadRotations: countSince1(),
+  overloadChainRetries: countSince1(),
+  thinkingDowngrades: countSince1(),
 });
 export type LoopCounters = z.infer<typeof CountersSchema>;
 
-export const CONTINUATIONS = ["empty_response", "reasoning_only"] as const;
+export const CONTINUATIONS = ["empty_response", "reasoning_only", "compaction"] as const;
 export type Continuation = (typeof CONTINUATIONS)[number];
+
+export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
+export type ThinkingLevel = (typeof THINKING_LEVELS)[number];
+
+/** Armed after a compaction: tool outcomes seen since, as `name|argsHash|resultHash` -> count. */
+export const PostCompactionGuardSchema = z.object({
+  remaining: z.number().int().min(0),
+  seen: z.record(z.string(), z.number().int().min(1)),
+});
+export type PostCompactionGuard = z.infer<typeof PostCompactionGuardSchema>;
+
+const ExecutionSchema = z.object({
+  /** 0 for the execution StartExecution created, +1 per continue-as-new. */
+  generation: z.number().int().min(0),
+  /** Loop iterations run by the current execution. */
+  iterations: z.number().int().min(0),
+  maxIterations: z.number().int().positive(),
+});
 
 export const LoopStateSchema = z.object({
   v: z.literal(1),
-  /** Attempts started so far (every `continue` consumes one). */
+  /** Attempts started so far for the current model (every `continue` consumes one; a yield gives it back). */
   iteration: z.number().int().min(0),
   maxIterations: z.number().int().positive(),
   /** Index into [primary model, ...fallbacks]. */
@@ -49,6 +94,25 @@ export const LoopStateSchema = z.object({
   /** Instruction the next attempt appends to its prompt, if any. */
   continuation: z.enum(CONTINUATIONS).optional(),
   lastFailureKind: z.enum(FAILURE_KINDS).optional(),
+  /** Auth profiles of each chain model's provider (index = modelIndex); empty = one each. */
+  profileCounts: z.array(z.number().int().positive()).default([]),
+  /** The profile the current model uses (pinned for the run until it fails over). */
+  profileId: z.string().optional(),
+  /** Profiles of the current model this run rotated away from. */
+  triedProfiles: z.array(z.string()).default([]),
+  /** Oversized tool results were truncated in the stored transcript (at most once per run). */
+  toolResultsTruncated: z.boolean().default(false),
+  /** Thinking level the next attempt asks for (undefined = configured default). */
+  thinking: z.enum(THINKING_LEVELS).optional(),
+  attemptedThinking: z.array(z.enum(THINKING_LEVELS)).default([]),
+  /** The attempt that just ran started with a compaction (drives the compaction continuation). */
+  compactedBeforeAttempt: z.boolean().default(false),
+  guard: PostCompactionGuardSchema.optional(),
+  /** Attempts started in the whole run, never reset (attempt records are keyed by it). */
+  attempt: countSince1(),
+  /** Attempts that stopped early to stay inside the Lambda limit (they do not count against the budget). */
+  yields: countSince1(),
+  execution: ExecutionSchema.default({ generation: 0, iterations: 0, maxIterations: LIMITS.iterationsPerExecution }),
 });
 export type LoopState = z.infer<typeof LoopStateSchema>;
 
@@ -57,7 +121,7 @@ export function maxRunLoopIterations(profileCandidates: number): number {
   return Math.min(LIMITS.maxIterations, Math.max(LIMITS.minIterations, raw));
 }
 
-const ZERO_COUNTERS: LoopCounters = {
+export const ZERO_COUNTERS: Readonly<LoopCounters> = Object.freeze({
   rateLimitRetries: 0,
   silentErrorRetries: 0,
   idleTimeoutRetries: 0,
@@ -65,32 +129,100 @@ const ZERO_COUNTERS: LoopCounters = {
   emptyResponseRetries: 0,
   reasoningOnlyRetries: 0,
   missingAssistantRetries: 0,
-};
+  overflowCompactions: 0,
+  timeoutCompactions: 0,
+  compactionContinuations: 0,
+  rateLimitRotations: 0,
+  overloadRotations: 0,
+  overloadChainRetries: 0,
+  thinkingDowngrades: 0,
+});
 
-export function initialLoopState(modelCount: number, profileCandidates = 1): LoopState {
+export interface LoopShape {
+  /** Auth profiles per chain model; its length is the chain length. */
+  profileCounts?: number[];
+  iterationsPerExecution?: number;
+  thinking?: ThinkingLevel;
+}
+
+export function initialLoopState(modelCount: number, shape: LoopShape = {}): LoopState {
+  const profileCounts = shape.profileCounts ?? [];
   return {
     v: 1,
     iteration: 0,
-    maxIterations: maxRunLoopIterations(profileCandidates),
+    maxIterations: maxRunLoopIterations(profileCounts[0] ?? 1),
     modelIndex: 0,
     modelCount: Math.max(1, modelCount),
     counters: { ...ZERO_COUNTERS },
+    profileCounts,
+    triedProfiles: [],
+    toolResultsTruncated: false,
+    ...(shape.thinking ? { thinking: shape.thinking } : {}),
+    attemptedThinking: [],
+    compactedBeforeAttempt: false,
+    attempt: 0,
+    yields: 0,
+    execution: { generation: 0, iterations: 0, maxIterations: shape.iterationsPerExecution ?? LIMITS.iterationsPerExecution },
   };
 }
 
-/** Counters that belong to one model: a fallback starts them afresh (the idle breaker does not). */
-export function resetSameModelCounters(counters: LoopCounters): LoopCounters {
-  return { ...ZERO_COUNTERS, consecutiveIdleTimeouts: counters.consecutiveIdleTimeouts };
+/** Auth profiles the model at `index` can rotate through (1 when unknown). */
+export function profileCountAt(loop: LoopState, index = loop.modelIndex): number {
+  return loop.profileCounts[index] ?? 1;
 }
+
+/**
+ * Counters that belong to one model: a fallback is a fresh run on the next
+ * candidate (OpenClaw calls the runner again), so they start afresh. The idle
+ * breaker and the full-chain overload retries span the whole run.
+ */
+export function resetSameModelCounters(counters: LoopCounters): LoopCounters {
+  return {
+    ...ZERO_COUNTERS,
+    consecutiveIdleTimeouts: counters.consecutiveIdleTimeouts,
+    overloadChainRetries: counters.overloadChainRetries,
+  };
+}
+
+export const PRECHECK_RECOVERY_ROUTES = ["compact_only", "truncate_tool_results_only", "compact_then_truncate"] as const;
 
 /** What one attempt reports back to the outer loop (small: it goes through Step Functions state). */
 export const AttemptOutcomeSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("completed") }),
   /** Stopped before the Lambda deadline with the transcript consistent; continue in a fresh attempt. */
   z.object({ kind: z.literal("yielded") }),
-  z.object({ kind: z.literal("empty_response") }),
-  z.object({ kind: z.literal("reasoning_only") }),
+  /** `hadSideEffects`: a mutating tool ran in the attempt, so a replay-type retry must not run. */
+  z.object({ kind: z.literal("empty_response"), hadSideEffects: z.boolean().optional() }),
+  z.object({ kind: z.literal("reasoning_only"), hadSideEffects: z.boolean().optional() }),
+  /** The model call ended without any assistant message and nothing happened: resubmit once. */
+  z.object({ kind: z.literal("missing_assistant"), hadSideEffects: z.boolean().optional() }),
   z.object({ kind: z.literal("aborted") }),
+  /**
+   * The precheck found the prompt too large before anything was sent. The
+   * attempt computed the route; the outer loop executes it (compaction and/or
+   * truncation of oversized tool results) and starts a fresh attempt.
+   */
+  z.object({
+    kind: z.literal("context_precheck"),
+    route: z.enum(PRECHECK_RECOVERY_ROUTES),
+    estimatedTokens: z.number(),
+    promptBudgetTokens: z.number(),
+    overflowTokens: z.number(),
+    /** Cap the truncation routes should cut tool results to. */
+    toolResultMaxChars: z.number().int().positive(),
+  }),
+  /** A token or cost budget of the run or of the session is used up: the loop must stop. */
+  z.object({
+    kind: z.literal("budget_exceeded"),
+    scope: z.enum(["run", "session"]),
+    limit: z.enum(["tokens", "cost"]),
+    spent: z.number(),
+    max: z.number(),
+  }),
+  /** The compaction (or truncation) the loop asked for could not shrink the context. */
+  z.object({ kind: z.literal("compaction_failed"), reason: z.string() }),
+  /** The post-compaction loop guard saw the same tool call and result repeat: the run must stop. */
+  z.object({ kind: z.literal("compaction_loop"), toolName: z.string(), repeats: z.number().int().positive() }),
   z.object({
     kind: z.literal("failed"),
     failure: z.object({
@@ -103,15 +235,36 @@ export const AttemptOutcomeSchema = z.discriminatedUnion("kind", [
     }),
     /** Whether the model completed any turn in this attempt (the idle breaker's notion of progress). */
     completedModelProgress: z.boolean(),
+    /** Prompt-side tokens of the last model call (provider-reported, else estimated); timeout compaction reads it. */
+    promptTokens: z.number().int().min(0).optional(),
+    /** Context window of the model that ran. */
+    contextTokens: z.number().int().positive().optional(),
   }),
 ]);
 export type AttemptOutcome = z.infer<typeof AttemptOutcomeSchema>;
 
 export const FinalStatusSchema = z.enum(["ok", "error", "timeout", "aborted"]);
+export const LIVENESS_STATES = ["working", "blocked", "paused", "abandoned"] as const;
+export const COMPACTION_TRIGGERS = ["overflow", "timeout", "precheck"] as const;
+export type CompactionTrigger = (typeof COMPACTION_TRIGGERS)[number];
 
 export const DecisionSchema = z.discriminatedUnion("action", [
-  z.object({ action: z.literal("attempt") }),
-  z.object({ action: z.literal("wait"), waitSeconds: z.number().int().positive() }),
+  /** `reason` names the branch (rotate_profile, fallback_model, silent_retry, ...) for traces and tests. */
+  z.object({ action: z.literal("attempt"), reason: z.string().optional() }),
+  z.object({ action: z.literal("wait"), waitSeconds: z.number().int().positive(), reason: z.string().optional() }),
+  /** Summarise older history (sized for the model that runs next), then attempt. */
+  z.object({
+    action: z.literal("compact"),
+    trigger: z.enum(COMPACTION_TRIGGERS),
+    /** Then also truncate oversized tool results (precheck route compact_then_truncate). */
+    thenTruncate: z.boolean(),
+    /** Tokens the failed prompt had, when known (provider count, else estimate). */
+    tokenCount: z.number().int().min(0).optional(),
+  }),
+  /** Shorten oversized tool results in the stored transcript (head + tail), then attempt. */
+  z.object({ action: z.literal("truncate"), maxChars: z.number().int().positive().optional() }),
+  /** The execution's history is nearly full: the run goes on in a fresh execution. */
+  z.object({ action: z.literal("continue_as_new"), generation: z.number().int().positive() }),
   z.object({
     action: z.literal("finalize"),
     status: FinalStatusSchema,
@@ -119,9 +272,18 @@ export const DecisionSchema = z.discriminatedUnion("action", [
     reason: z.string(),
     /** User-facing error text when status is not ok. */
     error: z.string().optional(),
+    /** `meta.error.kind`: retry_limit, context_overflow, compaction_failure, role_ordering, ... */
+    errorKind: z.string().optional(),
+    livenessState: z.enum(LIVENESS_STATES).optional(),
+    /** Internal detail for logs and meta (never shown as the reply). */
+    detail: z.string().optional(),
   }),
 ]);
 export type Decision = z.infer<typeof DecisionSchema>;
+export type FinalizeDecision = Extract<Decision, { action: "finalize" }>;
+
+/** Side effects a decision asks the step to carry out (never in Step Functions state). */
+export type LoopEffect = { type: "profile_failure"; profileId: string; modelIndex: number; reason: FailureKind };
 
 export type FailoverEligible = Extract<
   FailureKind,

@@ -2,6 +2,8 @@ import { appendEvent, eventExpiry, lastEventSeq, type EventStream, type RunEvent
 import { removeConnection, subscribers } from "../aws/connections";
 import type { Db } from "../aws/dynamo";
 import type { FramePusher } from "../aws/push";
+import { deliverFrame } from "./delivery";
+import { framesForEvent } from "./frames";
 
 export interface EmitterDeps {
   db: Db;
@@ -10,14 +12,16 @@ export interface EmitterDeps {
   log?: { warn(message: string, extra?: Record<string, unknown>): void };
 }
 
-/** How long a fetched subscriber list is reused before asking DynamoDB again. */
+/**
+ * How long a fetched subscriber list is reused before asking DynamoDB again.
+ * A client subscribing inside this window may miss live events of a running
+ * emitter; it sees the gap in `seq` and fills it with `events.replay` (the
+ * client algorithm in docs/protocol.md). A new emitter (each task, and the
+ * final `lifecycle` event) always starts with a fresh list.
+ */
 const SUBSCRIBER_CACHE_MS = 1000;
 
-/** The frame a subscribed client receives for one agent event. */
-export function agentEventFrame(event: RunEvent) {
-  const { v: _v, expiresAt: _e, ...payload } = event;
-  return { type: "event", event: "agent", payload, seq: event.seq };
-}
+export { agentEventFrame } from "./frames";
 
 /**
  * Emits a run's events: each gets the next per-run sequence number, is written
@@ -76,14 +80,17 @@ export class RunEventEmitter {
   }
 
   private async fanOut(event: RunEvent): Promise<void> {
-    const frame = agentEventFrame(event);
+    const frames = framesForEvent(event);
     const ids = await this.subscriberIds();
     await Promise.all(
       ids.map(async (connectionId) => {
         try {
-          if ((await this.deps.pusher.push(connectionId, frame)) === "gone") {
+          for (const frame of frames) {
+            if ((await deliverFrame(this.deps.pusher, connectionId, frame)) !== "gone") continue;
+            // The client went away: drop it (and its subscriptions) and never fail the run.
             this.cachedSubscribers = undefined;
             await removeConnection(this.deps.db, connectionId);
+            return;
           }
         } catch (error) {
           // A failed delivery never fails the run: the event is in the log for replay.

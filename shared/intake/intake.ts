@@ -1,66 +1,158 @@
-import { createRun, getRun, markEnqueued, type RunRecord } from "../aws/runs";
+import { createRun, getRun, markEnqueued, requestAbort, type RunRecord } from "../aws/runs";
+import { getLane } from "../aws/lanes";
+import { isStartable } from "../aws/lane-runs";
 import { resolveSession } from "../aws/sessions";
 import type { Db } from "../aws/dynamo";
+import type { FramePusher } from "../aws/push";
 import type { RunQueue } from "../aws/run-queue";
 import type { AgentConfig } from "../config/config";
 import { newRunId, runIdForIdempotencyKey, sha256Hex } from "../core/ids";
+import { planAdmission, runsAhead, type Admission, type LaneState } from "../core/lanes";
+import { priorityOf, resolveQueueSettings, type QueueMode, type QueueSettings, type Trigger } from "../core/queue-settings";
+import { ensureInLane } from "../lanes/pump";
 import { ApiError } from "../protocol/errors";
 import type { AgentRequest } from "../protocol/agent-request";
+import type { Log } from "../run/deps";
+import { replyToRequester } from "../run/final-response";
+import { joinLane, QUEUE_FULL_ERROR } from "./admission";
+import { saveSessionQueue } from "./session-queue";
 
 export interface IntakeDeps {
   db: Db;
   queue: RunQueue;
   config: AgentConfig;
+  /** With a WebSocket management endpoint (ws-api), a message dropped for the cap gets its requester's final answer at once. */
+  pusher?: FramePusher;
+  log?: Log;
+  runtime?: { webSocketManagementEndpoint?: string };
 }
+
+/** What the caller learns about its message (seed 001 "Puesta en cola"; issue 6). */
+export type IntakeStatus = "accepted" | "queued" | "steered" | "collected" | "rejected";
 
 export interface AcceptedRun {
   runId: string;
-  status: "accepted";
+  status: IntakeStatus;
   acceptedAt: number;
   sessionKey: string;
   sessionId: string;
   /** True when this request repeated an earlier one (same idempotency key): nothing new started. */
   duplicate: boolean;
+  /** The queue mode that applied. */
+  queueMode: QueueMode;
+  /** queued / collected: how many runs start before this message, the running one included (1 = next). */
+  position?: number;
+  /** steered: the run expected to take the message at its next model call. */
+  intoRunId?: string;
+  /** interrupt: the run asked to stop so this one can run. */
+  interruptedRunId?: string;
+  /** rejected: `busy` (queue mode reject, or a heartbeat) or `queue_full` (cap with drop policy `new`). */
+  reason?: "busy" | "queue_full";
+  activeRunId?: string;
+}
+
+export interface AcceptOptions {
+  /** The WebSocket request to answer with the final `res` when the run ends. */
+  requester?: RunRecord["requester"];
 }
 
 /**
- * Intake: validate (done by the caller's schema), resolve the session, write
- * the run record, enqueue a pointer on the FIFO queue, answer at once.
+ * Intake: resolve the session, decide with the session lane what happens to
+ * the message (its queue mode when the session is busy), write the run
+ * record, join the lane, enqueue a pointer on the FIFO queue (the dispatcher
+ * pumps the lane), answer at once.
  *
- * Crash safety: the run record is written before the message is sent and
- * marked `enqueuedAt` after. A repeat of the same request (same idempotency
- * key -> same run id) finds a record without `enqueuedAt` and sends again; the
- * FIFO deduplication id (the run id) makes a double send harmless.
+ * Crash safety: record -> lane -> queue -> `enqueuedAt`, each idempotent. A
+ * repeat of the same request (same idempotency key -> same run id) finishes
+ * whatever is missing; the FIFO deduplication id (the run id) makes a double
+ * send harmless, and the lane never holds a message twice.
  */
-export async function acceptRun(deps: IntakeDeps, request: AgentRequest, source: RunRecord["source"]): Promise<AcceptedRun> {
+export async function acceptRun(deps: IntakeDeps, request: AgentRequest, source: RunRecord["source"], options: AcceptOptions = {}): Promise<AcceptedRun> {
   const runId = request.idempotencyKey ? runIdForIdempotencyKey(request.idempotencyKey) : newRunId();
   const requestHash = hashRequest(request);
   const existing = await getRun(deps.db, runId);
   if (existing) return resumeExisting(deps, existing, requestHash);
 
   const session = await resolveSession(deps.db, request.sessionKey);
-  const run: RunRecord = {
-    v: 1,
-    runId,
-    sessionKey: request.sessionKey,
-    sessionId: session.sessionId,
-    message: request.message,
-    ...(request.idempotencyKey ? { idempotencyKey: request.idempotencyKey } : {}),
-    requestHash,
-    source,
-    status: "accepted",
-    model: request.model ?? deps.config.model,
-    timeoutMs: runTimeoutMs(deps.config, request.timeoutSeconds),
-    acceptedAt: deps.db.now(),
-  };
+  const { scope, ...requested } = request.queue ?? {};
+  if (scope === "session") await saveSessionQueue(deps.db, request.sessionKey, requested);
+  const settings = resolveQueueSettings(deps.config.lanes, {
+    request: requested,
+    session: scope === "session" ? requested : session.queue,
+    channel: request.channel ? deps.config.lanes.byChannel[request.channel] : undefined,
+  });
+  const trigger: Trigger = request.trigger ?? (source === "webhook" ? "webhook" : "user");
+  const lane = await getLane(deps.db, request.sessionKey);
+  const admission = planAdmission(lane, settings, trigger, priorityOf(trigger));
+  const base = { runId, acceptedAt: deps.db.now(), sessionKey: request.sessionKey, sessionId: session.sessionId, duplicate: false, queueMode: settings.mode };
+  if (admission.action === "reject") {
+    return { ...base, status: "rejected", reason: admission.reason, ...(lane.activeRunId ? { activeRunId: lane.activeRunId } : {}) };
+  }
+
+  const run = newRunRecord(deps, request, { ...base, source, requestHash, admission, settings, requester: options.requester });
   if (!(await createRun(deps.db, run))) {
     // A concurrent duplicate won the conditional put: answer with its record.
     const winner = await getRun(deps.db, runId);
     if (!winner) throw new Error(`run ${runId} vanished during intake`);
     return resumeExisting(deps, winner, requestHash);
   }
+  const joined = await joinLane(deps.db, run, settings);
+  if (!joined.joined) return { ...base, status: "rejected", reason: joined.reason };
+  for (const droppedId of joined.dropped) await answerDropped(deps, droppedId);
+  if (admission.interrupt) await requestAbort(deps.db, admission.interrupt, "interrupted by a newer message");
   await enqueue(deps, run);
-  return toAccepted(run, false);
+  return { ...base, ...answerOf(admission, joined.lane, runId) };
+}
+
+interface NewRun {
+  runId: string;
+  acceptedAt: number;
+  sessionId: string;
+  source: RunRecord["source"];
+  requestHash: string;
+  admission: Extract<Admission, { action: "join" }>;
+  settings: QueueSettings;
+  requester: RunRecord["requester"] | undefined;
+}
+
+function newRunRecord(deps: IntakeDeps, request: AgentRequest, fields: NewRun): RunRecord {
+  const { admission, settings } = fields;
+  return {
+    v: 1,
+    runId: fields.runId,
+    sessionKey: request.sessionKey,
+    sessionId: fields.sessionId,
+    message: request.message,
+    ...(request.idempotencyKey ? { idempotencyKey: request.idempotencyKey } : {}),
+    requestHash: fields.requestHash,
+    source: fields.source,
+    status: admission.answer === "accepted" ? "accepted" : "queued",
+    model: request.model ?? deps.config.model,
+    timeoutMs: runTimeoutMs(deps.config, request.timeoutSeconds),
+    acceptedAt: fields.acceptedAt,
+    lane: {
+      kind: admission.kind,
+      priority: admission.priority,
+      mode: settings.mode,
+      ...(admission.kind === "collect" ? { debounceMs: settings.debounceMs } : {}),
+    },
+    ...(fields.requester ? { requester: fields.requester } : {}),
+    ...(request.thinking ? { thinking: request.thinking } : {}),
+    ...(request.extraSystemPrompt ? { extraSystemPrompt: request.extraSystemPrompt } : {}),
+    ...(request.streamThinking ? { streamThinking: true } : {}),
+  };
+}
+
+type Placement = Pick<AcceptedRun, "status" | "position" | "intoRunId" | "interruptedRunId" | "activeRunId">;
+
+function answerOf(admission: Extract<Admission, { action: "join" }>, lane: LaneState, runId: string): Placement {
+  const ahead = runsAhead(lane, runId);
+  const activeRunId = lane.activeRunId !== runId ? lane.activeRunId : undefined;
+  const place = { position: Math.max(1, ahead), ...(activeRunId ? { activeRunId } : {}) };
+  if (admission.answer === "accepted" && ahead === 0) return { status: "accepted" };
+  if (admission.answer === "steered") return { status: "steered", ...(admission.into ? { intoRunId: admission.into } : {}) };
+  if (admission.answer === "collected") return { status: "collected", ...place };
+  return { status: "queued", ...place, ...(admission.interrupt ? { interruptedRunId: admission.interrupt } : {}) };
 }
 
 async function resumeExisting(deps: IntakeDeps, run: RunRecord, requestHash: string): Promise<AcceptedRun> {
@@ -69,8 +161,30 @@ async function resumeExisting(deps: IntakeDeps, run: RunRecord, requestHash: str
       runId: run.runId,
     });
   }
-  if (run.enqueuedAt === undefined) await enqueue(deps, run);
-  return toAccepted(run, true);
+  // Finish what a crashed first attempt left undone: the lane, then the queue.
+  if (isStartable(run)) await ensureInLane(deps.db, run);
+  if (run.enqueuedAt === undefined && isStartable(run)) await enqueue(deps, run);
+  return { ...(await currentAnswer(deps, run)), duplicate: true };
+}
+
+/** A repeated request learns where its message is now. */
+async function currentAnswer(deps: IntakeDeps, run: RunRecord): Promise<AcceptedRun> {
+  const base = {
+    runId: run.runId,
+    acceptedAt: run.acceptedAt,
+    sessionKey: run.sessionKey,
+    sessionId: run.sessionId,
+    duplicate: true,
+    queueMode: run.lane?.mode ?? deps.config.lanes.mode,
+  };
+  if (run.status === "steered" || run.status === "collected") return { ...base, status: run.status, ...(run.mergedInto ? { intoRunId: run.mergedInto } : {}) };
+  if (run.status === "error" && run.error === QUEUE_FULL_ERROR) return { ...base, status: "rejected", reason: "queue_full" };
+  if (!isStartable(run)) return { ...base, status: "accepted" };
+  const lane = await getLane(deps.db, run.sessionKey);
+  if (lane.activeRunId === run.runId) return { ...base, status: "accepted" };
+  const kind = run.lane?.kind ?? "run";
+  const answer = kind === "steer" ? "steered" : kind === "collect" ? "collected" : "queued";
+  return { ...base, ...answerOf({ action: "join", kind, priority: run.lane?.priority ?? 0, answer, into: lane.activeRunId }, lane, run.runId) };
 }
 
 async function enqueue(deps: IntakeDeps, run: RunRecord): Promise<void> {
@@ -78,19 +192,17 @@ async function enqueue(deps: IntakeDeps, run: RunRecord): Promise<void> {
   await markEnqueued(deps.db, run.runId);
 }
 
-function toAccepted(run: RunRecord, duplicate: boolean): AcceptedRun {
-  return {
-    runId: run.runId,
-    status: "accepted",
-    acceptedAt: run.acceptedAt,
-    sessionKey: run.sessionKey,
-    sessionId: run.sessionId,
-    duplicate,
-  };
+async function answerDropped(deps: IntakeDeps, runId: string): Promise<void> {
+  // Without an endpoint a push reports every connection gone; never let that remove a live one.
+  if (!deps.runtime?.webSocketManagementEndpoint || !deps.pusher || !deps.log) return;
+  await replyToRequester({ db: deps.db, pusher: deps.pusher, log: deps.log }, runId);
 }
 
 function hashRequest(request: AgentRequest): string {
-  return sha256Hex(JSON.stringify([request.sessionKey, request.message, request.model ?? null, request.timeoutSeconds ?? null]));
+  const base: unknown[] = [request.sessionKey, request.message, request.model ?? null, request.timeoutSeconds ?? null];
+  // Lane options only join the hash when given, so requests without them hash as before.
+  const lane = [request.queue ?? null, request.channel ?? null, request.trigger ?? null];
+  return sha256Hex(JSON.stringify(lane.every((v) => v === null) ? base : [...base, ...lane]));
 }
 
 /** The run's budget: the request's timeout bounded by the configured one (0 = unlimited). */

@@ -1,65 +1,217 @@
-import { addWaiter, claimLane, getLane, listWaiters, releaseLane, removeWaiter } from "../aws/lanes";
-import { getRun, markQueued, recordExecution, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
+import { appendToLane, getLane, updateLane } from "../aws/lanes";
+import { isStartable, markMerged, revertUndeliveredSteer, setStartMessage } from "../aws/lane-runs";
+import { touchLaneRegistry } from "../aws/lane-registry";
+import { getRun, markQueued, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
+import { LaneContentionError } from "../aws/errors";
 import type { Db } from "../aws/dynamo";
-import type { RunExecutions } from "../aws/executions";
+import { composeRunMessage, isWaiting, nextStart, withoutRuns, type LaneEntry, type LaneState } from "../core/lanes";
+import { PRIORITY } from "../core/queue-settings";
+import { globalCap, type LaneDeps } from "./deps";
+import { ensureStarted, releaseGlobalSlot } from "./global";
+import { settleMerged } from "./settle";
 
-export interface LaneDeps {
-  db: Db;
-  executions: RunExecutions;
-}
+export type { LaneDeps } from "./deps";
+
+/**
+ * A collect batch that is due within this long is waited for by the pumping
+ * Lambda itself (it is about to return anyway); a later one is started by
+ * the sweeper's next tick. See docs in shared/lanes/README.md.
+ */
+export const MAX_INLINE_WAIT_MS = 2_000;
+
+/** Whole-state lane steps one pump may take (each re-reads the lane). */
+const MAX_STEPS = 64;
 
 export type AdmitOutcome = "started" | "queued" | "duplicate";
 
+export type PumpResult =
+  | { state: "idle" }
+  | { state: "busy"; runId: string }
+  /** A collect batch waits for its debounce; nothing runs until `dueAt`. */
+  | { state: "not_due"; dueAt: number };
+
 /**
- * The dispatcher's admission: the run joins its session lane's waiting list
- * (in acceptance order) and the lane is pumped. Safe to repeat for the same
- * run (SQS redelivery, a crash between any two writes): every step is
- * idempotent and the pump always re-derives what to do from the records.
+ * The dispatcher's admission of one queue message: make sure the run is in
+ * its lane (intake put it there; a crashed intake may not have), then pump.
+ * Safe to repeat for the same run (SQS redelivery, a crash between any two
+ * writes): every step is idempotent and the pump re-derives what to do from
+ * the records.
  */
 export async function admitRun(deps: LaneDeps, run: RunRecord): Promise<AdmitOutcome> {
-  if (TERMINAL_STATUSES.has(run.status) || run.status === "running") return "duplicate";
-  await addWaiter(deps.db, run.sessionKey, { runId: run.runId, acceptedAt: run.acceptedAt });
-  await pumpLane(deps, run.sessionKey);
-  const lane = await getLane(deps.db, run.sessionKey);
-  if (lane.activeRunId === run.runId) return "started";
-  await markQueued(deps.db, run.runId);
-  return "queued";
+  if (!isStartable(run)) return "duplicate";
+  await ensureInLane(deps.db, run);
+  const pumped = await pumpLane(deps, run.sessionKey);
+  if (pumped.state === "busy" && pumped.runId === run.runId) return "started";
+  // Conditional (accepted -> queued): a no-op for a run that started, ended or was folded meanwhile.
+  return (await markQueued(deps.db, run.runId)) ? "queued" : "duplicate";
+}
+
+/** Joins the run to its lane unless it is already there (waiting or owning it). */
+export async function ensureInLane(db: Db, run: RunRecord): Promise<void> {
+  const lane = await getLane(db, run.sessionKey);
+  if (isWaiting(lane, run.runId)) return;
+  const fresh = await getRun(db, run.runId);
+  if (!fresh || !isStartable(fresh)) return;
+  // The cap was applied when the message was accepted; a repair never refuses it.
+  await appendToLane(db, run.sessionKey, entryOf(fresh), Number.MAX_SAFE_INTEGER);
+  await touchLaneRegistry(db, run.sessionKey);
+}
+
+export function entryOf(run: RunRecord): LaneEntry {
+  const lane: { kind: LaneEntry["kind"]; priority: number; debounceMs?: number } = run.lane ?? { kind: "run", priority: PRIORITY.normal };
+  return {
+    runId: run.runId,
+    acceptedAt: run.acceptedAt,
+    kind: lane.kind,
+    priority: lane.priority,
+    ...(lane.debounceMs !== undefined ? { debounceMs: lane.debounceMs } : {}),
+  };
 }
 
 /**
- * Makes the lane consistent: a lane whose run ended is freed, a lane owned by a
- * run that never got its execution started gets it started, and a free lane is
- * handed to the oldest waiting run. Called after admission, after every run
- * ends, and by the sweeper.
+ * Makes the lane consistent and moving: a lane whose run ended is freed (its
+ * folded messages settled), a lane owned by a run that has not started gets
+ * it started, a free lane goes to the next waiting message. Called after
+ * admission, after every run ends, and by the sweeper. A collect batch due
+ * within MAX_INLINE_WAIT_MS is waited for here.
  */
-export async function pumpLane(deps: LaneDeps, sessionKey: string): Promise<void> {
-  for (let guard = 0; guard < 100; guard += 1) {
-    const lane = await getLane(deps.db, sessionKey);
-    if (lane.activeRunId) {
-      const active = await getRun(deps.db, lane.activeRunId);
-      if (active && !TERMINAL_STATUSES.has(active.status)) {
-        if (active.status !== "running") await ensureStarted(deps, active);
-        return;
-      }
-      await releaseLane(deps.db, sessionKey, lane.activeRunId);
-      continue;
-    }
-    const [next] = await listWaiters(deps.db, sessionKey, 1);
-    if (!next) return;
-    const run = await getRun(deps.db, next.runId);
-    if (!run || TERMINAL_STATUSES.has(run.status)) {
-      await removeWaiter(deps.db, sessionKey, next);
-      continue;
-    }
-    if (await claimLane(deps.db, sessionKey, run.runId)) {
-      await ensureStarted(deps, run);
-      await removeWaiter(deps.db, sessionKey, next);
-      return;
-    }
+export async function pumpLane(deps: LaneDeps, sessionKey: string, maxInlineWaitMs = MAX_INLINE_WAIT_MS): Promise<PumpResult> {
+  for (;;) {
+    const result = await pumpOnce(deps, sessionKey);
+    if (result.state !== "not_due") return result;
+    const wait = result.dueAt - deps.db.now();
+    if (wait > maxInlineWaitMs) return result;
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, wait) + 5));
   }
 }
 
-async function ensureStarted(deps: LaneDeps, run: RunRecord): Promise<void> {
-  const started = await deps.executions.start(run.runId);
-  if (started.executionArn) await recordExecution(deps.db, run.runId, started.executionArn);
+async function pumpOnce(deps: LaneDeps, sessionKey: string): Promise<PumpResult> {
+  for (let step = 0; step < MAX_STEPS; step += 1) {
+    const lane = await getLane(deps.db, sessionKey);
+    if (lane.activeRunId !== undefined) {
+      const active = await getRun(deps.db, lane.activeRunId);
+      if (active && (isStartable(active) || active.status === "running")) {
+        if (active.status !== "running") await prepareAndStart(deps, sessionKey, lane, active);
+        return { state: "busy", runId: active.runId };
+      }
+      await releaseEnded(deps, sessionKey, lane, active);
+      continue;
+    }
+    const next = nextStart(lane, deps.db.now());
+    if (next.type === "none") return { state: "idle" };
+    if (next.type === "not_due") return { state: "not_due", dueAt: next.dueAt };
+    const owner = await getRun(deps.db, next.owner.runId);
+    if (!owner || !isStartable(owner)) {
+      if (!(owner && (await reclaimUndelivered(deps, owner)))) await removeFromLane(deps, sessionKey, [next.owner.runId]);
+      continue;
+    }
+    const claimed = await claim(deps, sessionKey, lane, next.owner, next.members);
+    if (claimed) {
+      await prepareAndStart(deps, sessionKey, claimed, owner);
+      return { state: "busy", runId: owner.runId };
+    }
+  }
+  throw new LaneContentionError(sessionKey, MAX_STEPS);
+}
+
+/**
+ * Takes the free lane for `owner`. The collect members to fold in and the
+ * dropped-message notes are written with the claim (`pending`), so a crash
+ * after this write leaves the work described where the next pump finds it.
+ */
+async function claim(deps: LaneDeps, sessionKey: string, seen: LaneState, owner: LaneEntry, members: LaneEntry[]): Promise<LaneState | undefined> {
+  const { lane, changed } = await updateLane(deps.db, sessionKey, (lane) => {
+    if (lane.ver !== seen.ver || lane.activeRunId !== undefined) return undefined;
+    const memberIds = members.map((m) => m.runId);
+    const pending = memberIds.length > 0 || lane.dropped.length > 0 ? { members: memberIds, notes: lane.dropped } : undefined;
+    return {
+      activeRunId: owner.runId,
+      since: deps.db.now(),
+      waiting: withoutRuns(lane.waiting, [owner.runId]),
+      dropped: [],
+      ...(pending ? { pending } : {}),
+    };
+  }, seen);
+  return changed ? lane : undefined;
+}
+
+/** Completes the claim's pending work (fold the batch, add the notes), then starts the run. */
+async function prepareAndStart(deps: LaneDeps, sessionKey: string, lane: LaneState, owner: RunRecord): Promise<void> {
+  if (lane.pending) {
+    await foldIntoOwner(deps, owner, lane.pending.members, lane.pending.notes);
+    await updateLane(
+      deps.db,
+      sessionKey,
+      (now) => {
+        if (now.activeRunId !== owner.runId || !now.pending) return undefined;
+        const { pending, ...rest } = now;
+        return { ...rest, waiting: withoutRuns(now.waiting, pending.members) };
+      },
+      lane,
+    );
+  }
+  // A run that ends before its execution starts (an abort) is harmless: StartRun sees it ended.
+  await ensureStarted(deps, owner);
+}
+
+async function foldIntoOwner(deps: LaneDeps, owner: RunRecord, memberIds: string[], notes: string[]): Promise<void> {
+  const folded: RunRecord[] = [];
+  for (const id of memberIds) {
+    const member = await getRun(deps.db, id);
+    if (!member) continue;
+    const ok =
+      (member.status === "collected" && member.mergedInto === owner.runId) ||
+      (isStartable(member) && (await markMerged(deps.db, id, owner.runId, "collected")));
+    if (ok) folded.push(member);
+  }
+  if (folded.length === 0 && notes.length === 0) return;
+  const own = owner.ownMessage ?? owner.message;
+  const texts = folded.map((member) => member.ownMessage ?? member.message);
+  await setStartMessage(deps.db, owner.runId, composeRunMessage(own, texts, notes), own, folded.map((m) => m.runId));
+}
+
+/**
+ * The lane's owner ended (or vanished): settle what was folded into it, free
+ * its global slot, free the lane. Notes it never delivered go back to the
+ * lane for the next run.
+ */
+async function releaseEnded(deps: LaneDeps, sessionKey: string, seen: LaneState, run: RunRecord | undefined): Promise<void> {
+  const runId = seen.activeRunId;
+  if (runId === undefined) return;
+  if (run && TERMINAL_STATUSES.has(run.status)) {
+    // Steer entries still waiting may have been claimed by this run just before it ended (or crashed).
+    const steers = seen.waiting.filter((entry) => entry.kind === "steer").map((entry) => entry.runId);
+    await settleMerged(deps, run, [...(seen.pending?.members ?? []), ...steers]);
+  }
+  await updateLane(
+    deps.db,
+    sessionKey,
+    (lane) => {
+      if (lane.activeRunId !== runId) return undefined;
+      const { activeRunId: _a, since: _s, pending, ...rest } = lane;
+      return { ...rest, dropped: [...(pending?.notes ?? []), ...lane.dropped] };
+    },
+    seen,
+  );
+  if (globalCap(deps) > 0) await releaseGlobalSlot(deps, runId);
+}
+
+/**
+ * A waiting message marked `steered` by a run that ended before writing it
+ * down (a crash between the drain's first two writes): it goes back to
+ * waiting instead of being dropped. True when it did.
+ */
+async function reclaimUndelivered(deps: LaneDeps, message: RunRecord): Promise<boolean> {
+  if (message.status !== "steered" || message.userEntrySeq !== undefined || !message.mergedInto) return false;
+  const carrier = await getRun(deps.db, message.mergedInto);
+  if (carrier && !TERMINAL_STATUSES.has(carrier.status)) return false;
+  return revertUndeliveredSteer(deps.db, message.runId, message.mergedInto);
+}
+
+/** Removes entries that can no longer start (ended, folded elsewhere, or without a record). */
+export async function removeFromLane(deps: LaneDeps, sessionKey: string, runIds: string[]): Promise<void> {
+  await updateLane(deps.db, sessionKey, (lane) => {
+    const waiting = withoutRuns(lane.waiting, runIds);
+    return waiting.length === lane.waiting.length ? undefined : { ...lane, waiting };
+  });
 }

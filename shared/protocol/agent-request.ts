@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { QueueOverridesSchema, TRIGGERS } from "../core/queue-settings";
 
 /** SQS caps a message at 256 KiB; a user message never gets near a point where it could not be queued. */
 export const MAX_MESSAGE_BYTES = 256 * 1024;
@@ -30,6 +31,22 @@ export const AgentRequestSchema = z
     model: z.string().regex(/^[a-z0-9-]+\/.+$/, "model must be provider/model").optional(),
     /** Whole-run budget in seconds; bounded by the configured run timeout. */
     timeoutSeconds: z.number().int().positive().max(172_800).optional(),
+    /** Thinking level for the model (OpenClaw: off|minimal|low|medium|high|xhigh). */
+    thinking: z.string().min(1).max(32).optional(),
+    /** Appended to the system prompt for this run only. */
+    extraSystemPrompt: z.string().max(32_000).optional(),
+    /** Send the model's reasoning as `thinking` events (off unless asked). */
+    streamThinking: z.boolean().optional(),
+    /**
+     * What to do if the session already has a run (mode steer|followup|collect|interrupt|reject,
+     * debounceMs, cap, drop). `scope: "session"` also stores these settings for the session's
+     * later messages (replacing what was stored; `{ scope: "session" }` alone clears it).
+     */
+    queue: QueueOverridesSchema.extend({ scope: z.enum(["request", "session"]).optional() }).strict().optional(),
+    /** The channel the message came from; selects `lanes.byChannel.<channel>` settings. */
+    channel: z.string().min(1).max(64).optional(),
+    /** What started the run: user/manual run before webhook, before cron/heartbeat/memory (lane priority). */
+    trigger: z.enum(TRIGGERS).optional(),
   })
   .strict();
 export type AgentRequest = z.infer<typeof AgentRequestSchema>;

@@ -11,6 +11,8 @@ export const ERROR_CODES = [
   "UNKNOWN_METHOD",
   "SESSION_BUSY",
   "UNAVAILABLE",
+  "TIMEOUT",
+  "ABORTED",
   "INTERNAL",
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -24,6 +26,8 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   UNKNOWN_METHOD: 404,
   SESSION_BUSY: 429,
   UNAVAILABLE: 503,
+  TIMEOUT: 504,
+  ABORTED: 409,
   INTERNAL: 500,
 };
 

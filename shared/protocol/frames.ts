@@ -8,6 +8,8 @@ import type { ApiErrorBody } from "./errors";
  *   event    {type:"event", event, payload, seq}
  */
 export const PROTOCOL_VERSION = 1;
+export const SERVER_NAME = "serverless-agent-runner";
+export const SERVER_VERSION = "0.1.0";
 
 export const RequestFrameSchema = z.object({
   type: z.literal("req"),

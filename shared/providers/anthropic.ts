@@ -4,9 +4,11 @@
  *   tool_use input streams as partial JSON and is parsed at the block's stop.
  * - Thinking signatures arrive as `signature_delta` after the thinking text and
  *   are kept so the block can be replayed to Anthropic verbatim.
+ * - Extended thinking is requested only when the run asks for a level
+ *   (./thinking: budget by level, max_tokens raised above the budget).
  * - `redacted_thinking` blocks are not kept: our transcript has no place for
- *   their opaque payload, and they are only needed when thinking is enabled,
- *   which this adapter does not request.
+ *   their opaque payload (a known gap when thinking is on: Anthropic wants
+ *   them replayed within one tool loop; it sends them rarely).
  * - An `error` SSE event (e.g. overloaded_error mid-response) is thrown by the
  *   SDK without an HTTP status and classified by its `type`.
  * - A stream that closes without `message_stop` was cut off.
@@ -22,6 +24,7 @@ import type {
 import type { StopReason, Usage } from "../core/messages";
 import { classifyProviderError, truncatedStreamFailure } from "./classify";
 import { type ContentEvent, guardedStream, parseToolArguments, type StreamIO, type StreamOutcome, toolCallEvent } from "./stream-guard";
+import { anthropicThinking } from "./thinking";
 import { toAnthropicRequest } from "./transform-messages";
 import type { ModelProvider, ModelRequest } from "./types";
 
@@ -69,6 +72,11 @@ export function buildAnthropicParams(request: ModelRequest): MessageCreateParams
     stream: true,
   };
   if (system) params.system = system;
+  const thinking = anthropicThinking(request.thinking, params.max_tokens);
+  if (thinking) {
+    params.thinking = { type: "enabled", budget_tokens: thinking.budgetTokens };
+    params.max_tokens = thinking.maxTokens;
+  }
   if (request.tools.length > 0) {
     params.tools = request.tools.map((tool) => ({
       name: tool.name,
@@ -140,6 +148,7 @@ export function createAnthropicProvider(opts: AnthropicProviderOptions): ModelPr
   return {
     id: ANTHROPIC_PROVIDER_ID,
     offline: false,
+    api: "anthropic-messages",
     stream: (request) =>
       guardedStream({
         provider: ANTHROPIC_PROVIDER_ID,

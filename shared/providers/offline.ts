@@ -18,6 +18,7 @@ export function createOfflineProvider(): ModelProvider {
   return {
     id: OFFLINE_PROVIDER_ID,
     offline: true,
+    api: "offline",
     stream: (request) => offlineStream(request),
   };
 }

@@ -19,6 +19,7 @@ import type { StopReason, Usage } from "../core/messages";
 import { newId } from "../core/ids";
 import { classifyProviderError, truncatedStreamFailure } from "./classify";
 import { type ContentEvent, guardedStream, parseToolArguments, type StreamIO, type StreamOutcome, toolCallEvent } from "./stream-guard";
+import { openAIReasoningEffort } from "./thinking";
 import { toOpenAIChatMessages } from "./transform-messages";
 import type { ModelProvider, ModelRequest } from "./types";
 
@@ -125,6 +126,8 @@ export function buildChatParams(
     }));
   }
   if (request.maxOutputTokens !== undefined) params[maxTokensField] = request.maxOutputTokens;
+  const effort = openAIReasoningEffort(request.thinking);
+  if (effort) params.reasoning_effort = effort;
   return params;
 }
 
@@ -176,6 +179,7 @@ export function createOpenAIChatProvider(opts: OpenAIChatProviderOptions): Model
   return {
     id,
     offline: false,
+    api: "openai-chat",
     stream: (request) =>
       guardedStream({
         provider: id,

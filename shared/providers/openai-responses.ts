@@ -20,6 +20,7 @@ import type { ProviderFailure } from "../core/failures";
 import { classifyProviderError, classifySignal, truncatedStreamFailure } from "./classify";
 import { type ContentEvent, guardedStream, parseToolArguments, type StreamIO, type StreamOutcome, toolCallEvent } from "./stream-guard";
 import { toOpenAIResponsesInput } from "./transform-messages";
+import { openAIReasoningEffort } from "./thinking";
 import type { ModelProvider, ModelRequest } from "./types";
 
 export interface OpenAIResponsesProviderOptions {
@@ -55,6 +56,8 @@ export function buildResponsesParams(request: ModelRequest): ResponseCreateParam
     }));
   }
   if (request.maxOutputTokens !== undefined) params.max_output_tokens = request.maxOutputTokens;
+  const effort = openAIReasoningEffort(request.thinking);
+  if (effort) params.reasoning = { effort };
   return params;
 }
 
@@ -157,6 +160,7 @@ export function createOpenAIResponsesProvider(opts: OpenAIResponsesProviderOptio
   return {
     id,
     offline: false,
+    api: "openai-responses",
     stream: (request) =>
       guardedStream({
         provider: id,

@@ -1,5 +1,6 @@
 import type { AssistantMessage, Message, StopReason, Usage } from "../core/messages";
 import type { ProviderFailure } from "../core/failures";
+import type { ThinkingLevel } from "../core/run-loop";
 
 /** A tool as the model sees it: name, description and a JSON Schema for its arguments. */
 export interface ToolSpec {
@@ -19,6 +20,8 @@ export interface ModelRequest {
   signal?: AbortSignal;
   /** No chunk for this long ends the stream with an `error` of kind `timeout`. */
   idleTimeoutMs?: number;
+  /** Reasoning effort to ask for; undefined or `off` asks for none (the provider's default). */
+  thinking?: ThinkingLevel;
 }
 
 /**
@@ -33,9 +36,14 @@ export type ProviderEvent =
   | { type: "end"; message: AssistantMessage; stopReason: StopReason; usage: Usage }
   | { type: "error"; failure: ProviderFailure; partial: AssistantMessage };
 
+/** Which wire format (and so which turn rules) a provider speaks. */
+export type ProviderApi = "openai-chat" | "openai-responses" | "anthropic-messages" | "offline";
+
 export interface ModelProvider {
   /** Provider id as used in `provider/model` references, e.g. `openai`. */
   readonly id: string;
+  /** The wire format; the history pipeline applies its turn rules. */
+  readonly api: ProviderApi;
   /** True for the built-in deterministic model that needs no network or key. */
   readonly offline: boolean;
   stream(request: ModelRequest): AsyncIterable<ProviderEvent>;

@@ -1,19 +1,21 @@
-import { runAttempt, type AttemptReport } from "../agent/attempt";
-import { buildSystemPrompt } from "../agent/system-prompt";
-import { toolRegistry } from "../agent/tools/registry";
+import type { AttemptReport } from "../agent/attempt";
+import { runAttemptSession } from "../agent/attempt-session";
 import { putAttempt } from "../aws/attempts";
-import { appendTurn, claimWriter, readTranscript, releaseWriter, type WriterClaim } from "../aws/transcript";
-import { getRun, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
-import { RunNotFoundError } from "../aws/errors";
-import { beforeAttempt, decideNext } from "../core/decide";
-import type { LoopState } from "../core/run-loop";
+import { appendTurn, claimWriter, readEntries, releaseWriter, type WriterClaim } from "../aws/transcript";
+import type { RunRecord } from "../aws/runs";
+import { THINKING_LEVELS, type ThinkingLevel } from "../core/run-loop";
+import { modelHistory } from "../core/session-view";
 import { createAttemptSink } from "../events/attempt-sink";
 import { RunEventEmitter } from "../events/emitter";
-import { modelChain, resolveModel } from "../providers/registry";
+import { resolveModel } from "../providers/registry";
+import type { AttemptSink } from "../agent/attempt";
+import type { Prelude } from "./attempt-prelude";
+import { wireAttemptSession } from "./attempt-wiring";
 import type { RunDeps } from "./deps";
-import type { LoopPointer, StepPointer } from "./pointer";
+import { runDeadline, runLoopIteration, type IterationInput } from "./loop-iteration";
+import type { StepPointer } from "./pointer";
 import { emitterDeps } from "./start-run";
-import { watchRun } from "./run-watch";
+import { createSteeringPort } from "../lanes/steering";
 
 /** Stop starting new model calls when less than this is left before the Lambda deadline. */
 export const YIELD_MARGIN_MS = 60_000;
@@ -24,49 +26,25 @@ export interface StepClock {
 }
 
 /**
- * One iteration of the outer loop: the loop head (budget check), one attempt
- * on the latest committed transcript, then the pure decision on its outcome.
- * Returns pointers and counters only.
+ * One iteration of the outer loop (shared/run/loop-iteration.ts: loop head,
+ * auth profile, compaction, decision) around one attempt on the latest
+ * committed transcript. Returns pointers and counters only.
  */
-export async function attemptStep(deps: RunDeps, input: LoopPointer, clock: StepClock): Promise<StepPointer> {
-  const head = beforeAttempt(input.loop);
-  if (head.decision.action !== "attempt") return { runId: input.runId, ...head };
-  const run = await getRun(deps.db, input.runId);
-  if (!run) throw new RunNotFoundError(input.runId);
-  if (TERMINAL_STATUSES.has(run.status)) {
-    return { runId: run.runId, loop: head.loop, decision: { action: "finalize", status: "aborted", reason: "already_ended" } };
-  }
-  if (run.abortRequestedAt !== undefined) {
-    return { runId: run.runId, loop: head.loop, decision: { action: "finalize", status: "aborted", reason: "abort_requested", error: "The run was aborted." } };
-  }
-  if (runExpired(run, deps.db.now())) return { runId: run.runId, loop: head.loop, decision: timeoutDecision(run) };
-  const watch = watchRun(deps.db, run.runId, runDeadline(run));
-  try {
-    const report = await executeAttempt(deps, run, head.loop, clock, watch.signal);
-    if (watch.reason() === "run_timeout") return { runId: run.runId, loop: head.loop, decision: timeoutDecision(run) };
-    return { runId: run.runId, ...decideNext(head.loop, report.outcome) };
-  } finally {
-    watch.stop();
-  }
+export async function attemptStep(deps: RunDeps, input: IterationInput, clock: StepClock): Promise<StepPointer> {
+  return runLoopIteration(deps, input, (run, prelude, signal, wrapSink) => executeAttempt(deps, run, prelude, clock, signal, wrapSink));
 }
 
-function runDeadline(run: RunRecord): number | undefined {
-  return run.timeoutMs > 0 && run.startedAt !== undefined ? run.startedAt + run.timeoutMs : undefined;
-}
-
-function runExpired(run: RunRecord, now: number): boolean {
-  const deadline = runDeadline(run);
-  return deadline !== undefined && now >= deadline;
-}
-
-function timeoutDecision(run: RunRecord) {
-  const error = `The run exceeded its time budget of ${Math.round(run.timeoutMs / 1000)} s.`;
-  return { action: "finalize" as const, status: "timeout" as const, reason: "run_timeout", error };
-}
-
-async function executeAttempt(deps: RunDeps, run: RunRecord, loop: LoopState, clock: StepClock, signal: AbortSignal): Promise<AttemptReport> {
-  const ref = modelChain(deps.config, run.model)[loop.modelIndex] ?? run.model;
-  const { provider, model } = resolveModel(deps.config, ref);
+async function executeAttempt(
+  deps: RunDeps,
+  run: RunRecord,
+  prelude: Prelude,
+  clock: StepClock,
+  signal: AbortSignal,
+  wrapSink: <S extends AttemptSink>(sink: S) => S,
+): Promise<AttemptReport> {
+  const { loop, ref } = prelude;
+  // The chosen auth profile's key is in prelude.config.
+  const { provider, model } = resolveModel(prelude.config, ref);
   const startedAt = deps.db.now();
   let claim: WriterClaim = await claimWriter(deps.db, run.sessionId, run.runId, {
     leaseMs: clock.remainingMs() + 30_000,
@@ -77,34 +55,43 @@ async function executeAttempt(deps: RunDeps, run: RunRecord, loop: LoopState, cl
     allowReentrant: true,
   });
   const emitter = await RunEventEmitter.open(emitterDeps(deps), run.runId, run.sessionKey);
-  const sink = createAttemptSink(emitter, { emitThinking: false });
+  // Reasoning goes out as `thinking` events only when the caller asked (`streamThinking` at intake).
+  const sink = wrapSink(createAttemptSink(emitter, { emitThinking: run.streamThinking === true }));
   try {
-    const history = (await readTranscript(deps.db, run.sessionId)).map((entry) => entry.message);
-    const agent = deps.config.agent;
-    const report = await runAttempt({
+    // What the model sees: the latest compaction's summary, then the kept and newer entries (rewrites applied).
+    const history = modelHistory(await readEntries(deps.db, run.sessionId));
+    const session = await wireAttemptSession(deps, {
+      run,
+      config: prelude.config,
       provider,
       model,
-      system: buildSystemPrompt({ base: agent.systemPrompt, continuation: loop.continuation }),
-      history,
-      tools: toolRegistry(),
+      ref,
+      continuation: loop.continuation,
+      thinking: thinkingFor(loop.thinking, run),
+      transcript: history,
+      sink,
+      signal,
       commitTurn: async (turn) => {
         sink.flushDeltas();
         claim = await appendTurn(deps.db, claim, turn);
       },
-      sink,
-      toolContext: { runId: run.runId, sessionKey: run.sessionKey, signal },
-      idleTimeoutMs: idleTimeoutMs(deps, run),
-      maxOutputTokens: agent.maxOutputTokens,
-      maxToolRounds: agent.maxToolRounds,
-      maxToolResultChars: agent.maxToolResultChars,
       shouldYield: () => clock.remainingMs() < YIELD_MARGIN_MS,
+    });
+    const report = await runAttemptSession({
+      ...session,
+      // Queue mode steer: messages for this session join at each model call, under this claim.
+      steering: createSteeringPort(deps.db, run.runId, run.sessionKey, {
+        tail: () => ({ lastMessage: claim.lastMessage, lastRunId: claim.lastRunId, nextSeq: claim.nextSeq }),
+        commit: (message) => session.commitTurn([message]),
+      }),
     });
     sink.flushDeltas();
     await emitter.flush();
     await putAttempt(deps.db, {
-      v: 1,
+      // `v` comes with the report (AttemptResult v1 and AttemptRecord v1 share it).
       runId: run.runId,
-      iteration: loop.iteration,
+      // Numbered over the whole run (iterations restart on a fallback model).
+      iteration: loop.attempt,
       model: ref,
       offline: provider.offline,
       ...report,
@@ -118,10 +105,8 @@ async function executeAttempt(deps: RunDeps, run: RunRecord, loop: LoopState, cl
   }
 }
 
-/** The idle watchdog: the configured window, never past what is left of the run's own budget. */
-function idleTimeoutMs(deps: RunDeps, run: RunRecord): number | undefined {
-  const idle = deps.config.agent.idleTimeoutSeconds * 1000;
-  if (idle === 0) return undefined;
-  if (run.timeoutMs === 0 || run.startedAt === undefined) return idle;
-  return Math.max(1000, Math.min(idle, run.startedAt + run.timeoutMs - deps.db.now()));
+/** The loop's thinking level (after a downgrade) wins over the run's requested one. */
+function thinkingFor(fromLoop: ThinkingLevel | undefined, run: RunRecord): ThinkingLevel | undefined {
+  if (fromLoop) return fromLoop;
+  return (THINKING_LEVELS as readonly string[]).includes(run.thinking ?? "") ? (run.thinking as ThinkingLevel) : undefined;
 }

@@ -2,6 +2,7 @@ import type { AgentConfig } from "../config/config";
 import type { Db } from "../aws/dynamo";
 import type { FramePusher } from "../aws/push";
 import type { RunExecutions } from "../aws/executions";
+import type { HookRegistry } from "../hooks/registry";
 
 export interface Log {
   info(message: string, extra?: Record<string, unknown>): void;
@@ -16,6 +17,8 @@ export interface RunDeps {
   config: AgentConfig;
   executions: RunExecutions;
   log: Log;
+  /** Plugin hooks (compaction and session boundaries use the observers); none when absent. */
+  hooks?: HookRegistry;
 }
 
 export const silentLog: Log = { info() {}, warn() {}, error() {} };

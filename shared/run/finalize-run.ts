@@ -6,10 +6,12 @@ import { addUsage, ZERO_USAGE } from "../core/messages";
 import { shapeReply } from "../core/reply";
 import type { Decision } from "../core/run-loop";
 import { RunEventEmitter } from "../events/emitter";
-import { pumpLane } from "../lanes/pump";
+import { handOffLane } from "../lanes/handoff";
 import type { RunDeps } from "./deps";
+import { replyToRequester } from "./final-response";
 import type { FinalizeInput } from "./pointer";
 import { emitterDeps } from "./start-run";
+import { loopMeta } from "./run-trace";
 
 type Finalize = Extract<Decision, { action: "finalize" }>;
 
@@ -24,7 +26,8 @@ export async function finalizeRun(deps: RunDeps, input: FinalizeInput): Promise<
   const decision = finalDecision(input);
   if (!TERMINAL_STATUSES.has(run.status)) await endRun(deps, run, input, decision);
   await releaseWriter(deps.db, { sessionId: run.sessionId, runId: run.runId });
-  await pumpLane(deps, run.sessionKey);
+  // Settles messages folded into this run, frees its global slot, starts the session's next run.
+  await handOffLane(deps, run.runId);
   const final = await getRun(deps.db, run.runId);
   return { runId: run.runId, status: final?.status ?? decision.status };
 }
@@ -55,6 +58,8 @@ async function endRun(deps: RunDeps, run: RunRecord, input: FinalizeInput, decis
     usage,
     stopReason: last?.stopReason,
     reason: decision.reason,
+    // Execution trace, winner, fallback, counters; error.kind and livenessState when it failed.
+    ...loopMeta(attempts, decision, run.model, input.loop),
   };
   const ended = await markEnded(deps.db, run.runId, {
     status: decision.status,
@@ -72,9 +77,12 @@ async function endRun(deps: RunDeps, run: RunRecord, input: FinalizeInput, decis
       startedAt: run.startedAt,
       endedAt,
       error: decision.error ?? "The run failed.",
-      livenessState: decision.status === "aborted" ? "abandoned" : "blocked",
+      livenessState: meta.livenessState,
       status: decision.status,
+      ...(meta.error ? { kind: meta.error.kind } : {}),
     });
   }
   await emitter.flush();
+  // The WebSocket `agent` request that started the run gets its final `res` now, from this Lambda.
+  await replyToRequester(deps, run.runId);
 }

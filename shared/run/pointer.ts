@@ -5,13 +5,17 @@ import { DecisionSchema, LoopStateSchema } from "../core/run-loop";
  * What flows through Step Functions between tasks: ids, counters and the next
  * decision — never transcripts. Every task parses its input with these.
  */
-export const StartInputSchema = z.object({ runId: z.string().min(1) });
+/** StartRun: `{runId}` from StartExecution, or `{runId, loop}` when a long run continues in a fresh execution. */
+export const StartInputSchema = z.object({ runId: z.string().min(1), loop: LoopStateSchema.optional() });
 
 export const LoopPointerSchema = z.object({ runId: z.string().min(1), loop: LoopStateSchema });
 export type LoopPointer = z.infer<typeof LoopPointerSchema>;
 
 export const StepPointerSchema = LoopPointerSchema.extend({ decision: DecisionSchema });
 export type StepPointer = z.infer<typeof StepPointerSchema>;
+
+/** Attempt: the loop and the decision that led here (a compaction or truncation runs before the model). */
+export const AttemptInputSchema = LoopPointerSchema.extend({ decision: DecisionSchema.optional() });
 
 /** The Catch block's `{Error, Cause}` as Step Functions puts it at `$.crash`. */
 export const CrashSchema = z.object({ Error: z.string(), Cause: z.string().optional() });

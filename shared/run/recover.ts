@@ -1,4 +1,4 @@
-import { decideNext } from "../core/decide";
+import { beforeAttempt, decideNext } from "../core/decide";
 import { initialLoopState, type AttemptOutcome } from "../core/run-loop";
 import type { FailureKind } from "../core/failures";
 import type { RecoverInput, StepPointer } from "./pointer";
@@ -18,15 +18,20 @@ export function recoverFromCrash(input: RecoverInput): StepPointer {
       decision: { action: "finalize", status: "error", reason: "start_failed", error: crashMessage(input) },
     };
   }
+  // The crashed attempt counts like any other: through the loop head, then the decision.
+  const head = beforeAttempt(loop);
+  if (head.decision.action !== "attempt") return { runId: input.runId, loop: head.loop, decision: head.decision };
   const outcome: AttemptOutcome = {
     kind: "failed",
     failure: { kind: crashKind(input.crash.Error), message: crashMessage(input), retryable: isRetryableCrash(input.crash.Error), responseStarted: false },
     completedModelProgress: false,
   };
-  return { runId: input.runId, ...decideNext(loop, outcome) };
+  // Profile cooldowns are not recorded for crashes: a crashed Lambda says nothing about the credential.
+  const { loop: next, decision } = decideNext(head.loop, outcome);
+  return { runId: input.runId, loop: next, decision };
 }
 
-/** Error names as Step Functions reports them (pinned in test/core/error-names.test.ts). */
+/** Error names as Step Functions reports them (pinned in test/core/recover.test.ts). */
 function crashKind(errorName: string): FailureKind {
   if (errorName === "States.Timeout" || errorName === "Sandbox.Timedout") return "timeout";
   return "unknown";

@@ -2,11 +2,13 @@ import { appendTurn, claimWriter, releaseWriter } from "../aws/transcript";
 import { getRun, markRunning, recordUserEntry, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
 import { RunNotFoundError } from "../aws/errors";
 import { touchSession } from "../aws/sessions";
-import { initialLoopState } from "../core/run-loop";
+import { initialLoopState, type LoopState } from "../core/run-loop";
 import { modelChain } from "../providers/registry";
 import { RunEventEmitter } from "../events/emitter";
 import type { RunDeps } from "./deps";
 import type { LoopPointer } from "./pointer";
+import { profileCounts } from "./profiles";
+import { enterSession, sessionStartEntries } from "./session-boundary";
 
 /** Lease for short steps that only append a message. */
 const SHORT_LEASE_MS = 60_000;
@@ -17,16 +19,25 @@ const SHORT_LEASE_MS = 60_000;
  * Functions may run a task twice: the message is appended once (the last
  * committed entry tells) and `start` is emitted only into an empty event log.
  */
-export async function startRun(deps: RunDeps, runId: string): Promise<LoopPointer> {
+export async function startRun(deps: RunDeps, runId: string, carried?: LoopState): Promise<LoopPointer> {
   const run = await getRun(deps.db, runId);
   if (!run) throw new RunNotFoundError(runId);
-  const loop = initialLoopState(modelChain(deps.config, run.model).length);
+  // Continue-as-new: a long run goes on in this fresh execution with its loop state.
+  if (carried) return { runId, loop: carried };
+  const loop = initialLoopState(modelChain(deps.config, run.model).length, {
+    profileCounts: profileCounts(deps.config, run.model),
+    iterationsPerExecution: deps.config.loop.iterationsPerExecution,
+  });
   if (TERMINAL_STATUSES.has(run.status)) return { runId, loop };
 
   const startedAt = deps.db.now();
   await markRunning(deps.db, runId, startedAt);
-  if (run.userEntrySeq === undefined) await persistUserMessage(deps, run);
-  await touchSession(deps.db, run.sessionKey, runId);
+  const session = await touchSession(deps.db, run.sessionKey, runId);
+  if (run.userEntrySeq === undefined) {
+    // In lane order: a `/new` starts a new transcript; a run accepted before one adopts it.
+    const entered = await enterSession(deps, run, session);
+    await persistUserMessage(deps, entered.run, entered.userText);
+  }
 
   const emitter = await RunEventEmitter.open(emitterDeps(deps), runId, run.sessionKey);
   if (emitter.lastSeq === 0) {
@@ -36,7 +47,7 @@ export async function startRun(deps: RunDeps, runId: string): Promise<LoopPointe
   return { runId, loop };
 }
 
-async function persistUserMessage(deps: RunDeps, run: RunRecord): Promise<void> {
+async function persistUserMessage(deps: RunDeps, run: RunRecord, text: string): Promise<void> {
   const claim = await claimWriter(deps.db, run.sessionId, run.runId, {
     leaseMs: SHORT_LEASE_MS,
     acquireTimeoutMs: deps.config.session.writeLockAcquireTimeoutMs,
@@ -44,7 +55,9 @@ async function persistUserMessage(deps: RunDeps, run: RunRecord): Promise<void> 
   });
   try {
     const alreadyAppended = claim.lastRunId === run.runId && claim.lastMessage?.role === "user";
-    const committed = alreadyAppended ? claim : await appendTurn(deps.db, claim, [{ role: "user", content: run.message }]);
+    const committed = alreadyAppended
+      ? claim
+      : await appendTurn(deps.db, claim, [{ role: "user", content: text }], await sessionStartEntries(deps, run, claim));
     await recordUserEntry(deps.db, run.runId, committed.nextSeq - 1);
   } finally {
     await releaseWriter(deps.db, claim);

@@ -5,6 +5,7 @@ import { createAwsClients } from "../aws/clients";
 import { createRunExecutions, type RunExecutions } from "../aws/executions";
 import { createFramePusher } from "../aws/push";
 import { createRunQueue, type RunQueue } from "../aws/run-queue";
+import { createAsyncSelfInvoker, type AsyncSelfInvoker } from "../aws/self-invoke";
 import type { Db } from "../aws/dynamo";
 import { loadAgentConfig, type AgentConfig } from "../config/config";
 import { runtimeConfigFromEnv, type RuntimeConfig } from "../config/runtime";
@@ -14,6 +15,8 @@ import type { RunDeps } from "../run/deps";
 export interface AppDeps extends RunDeps {
   queue: RunQueue;
   runtime: RuntimeConfig;
+  /** Set in Lambda only (see shared/aws/self-invoke.ts). */
+  invokeSelfAsync?: AsyncSelfInvoker;
 }
 
 export function buildAppDeps(runtime: RuntimeConfig, config: AgentConfig, log: RunDeps["log"], now: () => number = Date.now): AppDeps {
@@ -26,7 +29,8 @@ export function buildAppDeps(runtime: RuntimeConfig, config: AgentConfig, log: R
   const executions: RunExecutions = runtime.stateMachineArn
     ? createRunExecutions(clients.sfn, runtime.stateMachineArn)
     : { start: unconfigured("STATE_MACHINE_ARN") };
-  return { db, pusher: createFramePusher(clients.management), config, executions, queue, log, runtime };
+  const invokeSelfAsync = createAsyncSelfInvoker(runtime);
+  return { db, pusher: createFramePusher(clients.management), config, executions, queue, log, runtime, ...(invokeSelfAsync ? { invokeSelfAsync } : {}) };
 }
 
 /** Powertools' structured JSON logger behind the small `Log` port the shared code uses. */

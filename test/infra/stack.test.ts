@@ -39,7 +39,7 @@ describe("resources", () => {
     template.resourceCountIs("AWS::ApiGatewayV2::Route", WS_ROUTE_KEYS.length);
     template.resourceCountIs("AWS::SecretsManager::Secret", 1);
     template.resourceCountIs("AWS::Lambda::EventSourceMapping", 1);
-    template.resourceCountIs("AWS::Events::Rule", 1);
+    template.resourceCountIs("AWS::Events::Rule", 2);
   });
 
   it("has a single pk/sk table with TTL, on-demand billing and PITR, retained by default", () => {
@@ -93,6 +93,18 @@ describe("resources", () => {
     });
   });
 
+  it("runs the sweeper when a run execution of this machine ends FAILED, TIMED_OUT or ABORTED", () => {
+    const rules = resourcesOfType(json, "AWS::Events::Rule").filter(([, r]) => r.Properties?.EventPattern);
+    expect(rules).toHaveLength(1);
+    const [[, rule]] = rules;
+    const pattern = rule.Properties?.EventPattern as { source: string[]; "detail-type": string[]; detail: { status: string[]; stateMachineArn: unknown[] } };
+    expect(pattern.source).toEqual(["aws.states"]);
+    expect(pattern["detail-type"]).toEqual(["Step Functions Execution Status Change"]);
+    expect(pattern.detail.status).toEqual(["FAILED", "TIMED_OUT", "ABORTED"]);
+    expect(pattern.detail.stateMachineArn.map(flattenJoin)).toEqual([`${STATES_ARN_PREFIX}:stateMachine:${STATE_MACHINE_NAME}`]);
+    expect(rule.Properties?.Targets).toEqual([expect.objectContaining({ Arn: { "Fn::GetAtt": [logicalIdOfFunction(json, "sweeper"), "Arn"] } })]);
+  });
+
   it("exports the six outputs and nothing else", () => {
     expect(Object.keys(json.Outputs as object).sort()).toEqual(
       ["ProviderKeysSecretArn", "QueueUrl", "RestApiUrl", "StateMachineArn", "TableName", "WebSocketUrl"],
@@ -144,14 +156,14 @@ describe("functions", () => {
   });
 
   it.each([
-    ["rest-api", ["QUEUE_URL", "AUTH_TOKEN_SHA256"]],
-    ["ws-api", ["QUEUE_URL", "AUTH_TOKEN_SHA256", "WS_MANAGEMENT_ENDPOINT"]],
+    ["rest-api", ["QUEUE_URL", "AUTH_TOKEN_SHA256", "WS_MANAGEMENT_ENDPOINT", "STATE_MACHINE_ARN"]],
+    ["ws-api", ["QUEUE_URL", "AUTH_TOKEN_SHA256", "WS_MANAGEMENT_ENDPOINT", "STATE_MACHINE_ARN"]],
     ["dispatcher", ["STATE_MACHINE_ARN"]],
     ["run-start", ["WS_MANAGEMENT_ENDPOINT"]],
-    ["attempt", ["WS_MANAGEMENT_ENDPOINT", "MODEL", "PROVIDER_KEYS_SECRET_ARN"]],
+    ["attempt", ["WS_MANAGEMENT_ENDPOINT", "MODEL", "PROVIDER_KEYS_SECRET_ARN", "STATE_MACHINE_ARN"]],
     ["decide", ["WS_MANAGEMENT_ENDPOINT"]],
     ["run-finalize", ["WS_MANAGEMENT_ENDPOINT", "STATE_MACHINE_ARN"]],
-    ["sweeper", ["STATE_MACHINE_ARN"]],
+    ["sweeper", ["STATE_MACHINE_ARN", "WS_MANAGEMENT_ENDPOINT"]],
   ] as const)("%s gets exactly its environment", (key, extra) => {
     const env = json.Resources?.[logicalIdOfFunction(json, key)].Properties?.Environment as {
       Variables: Record<string, unknown>;
@@ -195,7 +207,7 @@ describe("APIs", () => {
     expect(keys.sort()).toEqual([...WS_ROUTE_KEYS].sort());
     expect(WS_METHOD_ROUTES).toEqual([
       "connect", "agent", "agent.wait", "sessions.subscribe", "sessions.unsubscribe",
-      "sessions.list", "sessions.history", "runs.abort", "events.replay",
+      "sessions.list", "sessions.history", "runs.abort", "events.replay", "agents.list", "chat.abort",
     ]);
     // Two integrations of the same function: synchronous for $connect/$disconnect, asynchronous for methods.
     template.resourceCountIs("AWS::ApiGatewayV2::Integration", 2);
@@ -264,15 +276,15 @@ describe("IAM", () => {
   it("pins which functions may delete or batch-write items", () => {
     const can = (action: string) => FUNCTION_KEYS.filter((k) => FUNCTION_SPECS[k].dynamodb.some((a) => a === action));
     expect(can("BatchWriteItem")).toEqual(["attempt"]);
-    expect(can("DeleteItem")).toEqual(["ws-api", "dispatcher", "run-start", "attempt", "decide", "run-finalize", "sweeper"]);
+    expect(can("DeleteItem")).toEqual(["rest-api", "ws-api", "dispatcher", "run-start", "attempt", "decide", "run-finalize", "sweeper"]);
   });
 
-  it("lets exactly dispatcher, run-finalize and sweeper start executions of the one state machine", () => {
+  it("lets exactly the APIs (abort hands a lane on), dispatcher, attempt (continue-as-new), run-finalize and sweeper start executions of the one state machine", () => {
     template.hasResourceProperties("AWS::StepFunctions::StateMachine", { StateMachineName: STATE_MACHINE_NAME });
     const starters = FUNCTION_KEYS.filter((key) =>
       statementsOfFunction(json, key).some((s) => actionsOf(s).includes("states:StartExecution")),
     );
-    expect(starters).toEqual(["dispatcher", "run-finalize", "sweeper"]);
+    expect(starters).toEqual(["rest-api", "ws-api", "dispatcher", "attempt", "run-finalize", "sweeper"]);
     for (const key of starters) {
       const [statement] = statementsFor(statementsOfFunction(json, key), "states:").filter((s) =>
         actionsOf(s).includes("states:StartExecution"),
@@ -291,11 +303,13 @@ describe("IAM", () => {
   });
 
   it.each([
+    ["rest-api", ["POST"]],
     ["ws-api", ["POST", "GET", "DELETE"]],
     ["run-start", ["POST"]],
     ["attempt", ["POST"]],
     ["decide", ["POST"]],
     ["run-finalize", ["POST"]],
+    ["sweeper", ["POST"]],
   ] as const)("%s may manage connections on the prod stage only via %j", (key, methods) => {
     const [statement] = statementsFor(statementsOfFunction(json, key), "execute-api:");
     expect(actionsOf(statement)).toEqual(["execute-api:ManageConnections"]);
@@ -305,9 +319,17 @@ describe("IAM", () => {
   });
 
   it("keeps connection management away from the other functions", () => {
-    for (const key of ["rest-api", "dispatcher", "sweeper"] as const) {
+    for (const key of ["dispatcher"] as const) {
       expect(statementsFor(statementsOfFunction(json, key), "execute-api:")).toEqual([]);
     }
+  });
+
+  it("lets only ws-api invoke a function, and only itself (the post-connect challenge step)", () => {
+    const invokers = FUNCTION_KEYS.filter((key) => statementsFor(statementsOfFunction(json, key), "lambda:").length > 0);
+    expect(invokers).toEqual(["ws-api"]);
+    const [statement] = statementsFor(statementsOfFunction(json, "ws-api"), "lambda:");
+    expect(actionsOf(statement)).toEqual(["lambda:InvokeFunction"]);
+    expect(resourcesOf(statement)).toEqual([{ "Fn::GetAtt": [logicalIdOfFunction(json, "ws-api"), "Arn"] }]);
   });
 
   it("lets only intake functions send to the queue and only the attempt read provider keys", () => {

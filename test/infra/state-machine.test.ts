@@ -19,6 +19,9 @@ import {
   type RenderedStateMachine,
 } from "../../infra/synth";
 import { logicalIdOfFunction, resourcesOfType, statementsOfRole } from "./helpers";
+import { DecisionSchema } from "../../shared/core/run-loop";
+
+const DECISION_ACTIONS = DecisionSchema.options.map((option) => option.shape.action.value);
 
 // asl-validator ships CommonJS without types; this is the shape its README documents.
 type AslValidator = (definition: unknown) => { isValid: boolean; errorsText: (separator?: string) => string };
@@ -64,6 +67,7 @@ describe("definition", () => {
     expect(STATE_NAMES).toEqual({
       startRun: "StartRun", attempt: "Attempt", recoverAttempt: "RecoverAttempt", route: "Route",
       waitBeforeRetry: "WaitBeforeRetry", finalizeRun: "FinalizeRun", done: "Done", finalizeFailed: "FinalizeFailed",
+      continued: "Continued",
     });
   });
 
@@ -74,12 +78,12 @@ describe("definition", () => {
     for (const target of targets) expect(asl.States).toHaveProperty([target]);
   });
 
-  it("runs StartRun on {runId} only and moves to Attempt", () => {
-    expect(state("StartRun")).toMatchObject({ Type: "Task", Parameters: { "runId.$": "$.runId" }, Next: "Attempt" });
+  it("runs StartRun on the execution input ({runId}, or {runId, loop} when continued as new) and moves to Attempt", () => {
+    expect(state("StartRun")).toMatchObject({ Type: "Task", Next: "Attempt" });
   });
 
-  it("passes the whole state to Attempt and RecoverAttempt and lets results replace it", () => {
-    for (const name of ["Attempt", "RecoverAttempt", "FinalizeRun"]) {
+  it("passes the whole state to every task and lets results replace it", () => {
+    for (const name of ["StartRun", "Attempt", "RecoverAttempt", "FinalizeRun"]) {
       expect(state(name).Parameters).toBeUndefined();
       expect(state(name)).not.toHaveProperty("ResultPath");
       expect(state(name)).not.toHaveProperty("OutputPath");
@@ -105,12 +109,19 @@ describe("definition", () => {
     expect(state("RecoverAttempt").Catch).toEqual([{ ErrorEquals: [ALL_ERRORS], ResultPath: "$.crash", Next: "FinalizeRun" }]);
   });
 
-  it("routes on $.decision.action: attempt, wait, finalize, otherwise finalize", () => {
+  it("routes on $.decision.action: attempt/compact/truncate, wait, continue_as_new, finalize, otherwise finalize", () => {
     const route = state("Route");
     expect(route.Type).toBe("Choice");
     expect(route.Choices).toEqual([
       { Variable: "$.decision.action", IsPresent: false, Next: "FinalizeRun" },
-      { Variable: "$.decision.action", StringEquals: "attempt", Next: "Attempt" },
+      {
+        Or: [
+          { Variable: "$.decision.action", StringEquals: "attempt" },
+          { Variable: "$.decision.action", StringEquals: "compact" },
+          { Variable: "$.decision.action", StringEquals: "truncate" },
+        ],
+        Next: "Attempt",
+      },
       {
         And: [
           { Variable: "$.decision.action", StringEquals: "wait" },
@@ -118,10 +129,17 @@ describe("definition", () => {
         ],
         Next: "WaitBeforeRetry",
       },
+      { Variable: "$.decision.action", StringEquals: "continue_as_new", Next: "Continued" },
       { Variable: "$.decision.action", StringEquals: "finalize", Next: "FinalizeRun" },
     ]);
     expect(route.Default).toBe("FinalizeRun");
     expect(state("WaitBeforeRetry")).toEqual({ Type: "Wait", SecondsPath: "$.decision.waitSeconds", Next: "Attempt" });
+    expect(state("Continued")).toMatchObject({ Type: "Succeed" });
+  });
+
+  it("routes every decision action the core can return", () => {
+    const routed = JSON.stringify(state("Route").Choices);
+    for (const action of DECISION_ACTIONS) expect(routed).toContain(`"StringEquals":"${action}"`);
   });
 
   it("finalizes with 5 retries from 1 s, then Done or FinalizeFailed", () => {

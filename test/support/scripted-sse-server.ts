@@ -89,6 +89,11 @@ export class ScriptedSseServer {
     return this;
   }
 
+  /** Drops every step not yet consumed (isolates tests that share a server). */
+  clear(): void {
+    this.queue.length = 0;
+  }
+
   /** Steps not yet consumed; a finished test usually expects 0. */
   get pending(): number {
     return this.queue.length;

@@ -15,6 +15,8 @@ export interface LocalStateMachine {
   taskHandlers: Record<string, TaskHandler>;
   /** Lambda function ARN -> the function's timeout; Lambda's 3 s default otherwise. */
   taskTimeoutsMs?: Record<string, number>;
+  /** Wait state name -> how long it really waits here (ms); tests use it to skip real waits. */
+  waitStateMs?: Record<string, number>;
 }
 
 export interface RegisteredMachine {
@@ -22,6 +24,7 @@ export interface RegisteredMachine {
   name: string;
   engine: StateMachine;
   overrides: Record<string, TaskOverride>;
+  waitStateMs?: Record<string, number>;
 }
 
 export class MachineRegistry {
@@ -50,7 +53,7 @@ export class MachineRegistry {
       track: this.track,
     });
     const arn = stateMachineArn(this.scope, machine.name);
-    this.machines.set(arn, { arn, name: machine.name, engine, overrides });
+    this.machines.set(arn, { arn, name: machine.name, engine, overrides, waitStateMs: machine.waitStateMs });
     return arn;
   }
 

@@ -97,7 +97,7 @@ function launch(
   let failure: StopDetail | undefined;
   try {
     const run = machine.engine.run(record.inputValue as JsonValue, {
-      overrides: { taskResourceLocalHandlers: machine.overrides },
+      overrides: { taskResourceLocalHandlers: machine.overrides, ...(machine.waitStateMs ? { waitTimeOverrides: machine.waitStateMs } : {}) },
       context: contextObject(record, machine, deps.scope),
     });
     const onEvent = (event: EngineEvent): void => {

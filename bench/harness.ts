@@ -1,0 +1,91 @@
+/**
+ * The pieces every figure shares: the local stack pointed at the bench model
+ * server, and a WebSocket client that drives one run the way a user does
+ * (`agent` request, then the streamed events until lifecycle end).
+ */
+import { performance } from "node:perf_hooks";
+import { startLocalStack, type LocalStack, type LocalStackObserver } from "../infra/local/stack";
+import { AgentConfigSchema, type AgentConfig } from "../shared/config/config";
+import { TestWsClient, type Frame } from "../test/support/ws-client";
+import type { BenchModelServer } from "./model-server";
+import { messageFor, type Shape } from "./shapes";
+
+export const BENCH_MODEL = "openai/bench";
+const RUN_TIMEOUT_MS = 60_000;
+
+export function benchConfig(model: BenchModelServer): AgentConfig {
+  return AgentConfigSchema.parse({
+    model: BENCH_MODEL,
+    providers: { openai: { apiKey: "bench", baseURL: model.baseURL }, anthropic: {} },
+  });
+}
+
+export function startBenchStack(model: BenchModelServer, observe?: LocalStackObserver): Promise<LocalStack> {
+  return startLocalStack({ config: benchConfig(model), observe, authToken: "bench-token" });
+}
+
+/** An authenticated WebSocket client (connection setup is never inside a timed window). */
+export async function openClient(stack: LocalStack): Promise<TestWsClient> {
+  const client = await TestWsClient.open(stack.webSocketUrl);
+  const hello = await client.request("connect", { auth: { token: stack.authToken } });
+  if (!hello.ok) throw new Error(`bench: connect refused: ${JSON.stringify(hello.error)}`);
+  return client;
+}
+
+export interface RunSpec {
+  sessionKey: string;
+  shape: Shape;
+  runTag: string;
+  params?: Record<string, number>;
+}
+
+export interface DrivenRun {
+  runId: string;
+  runTag: string;
+  /** Client-side: `agent` request sent -> lifecycle end/error frame received. */
+  ms: number;
+  phase: "end" | "error" | "timeout";
+  /** The intake answered `cached: true` (an idempotent repeat: would mean a duplicate). */
+  cached: boolean;
+}
+
+export const isLifecycleEnd = (runId: string) => (frame: Frame) =>
+  frame.type === "event" &&
+  frame.event === "agent" &&
+  frame.payload?.runId === runId &&
+  frame.payload?.stream === "lifecycle" &&
+  (frame.payload?.data?.phase === "end" || frame.payload?.data?.phase === "error");
+
+export async function driveRun(client: TestWsClient, spec: RunSpec): Promise<DrivenRun> {
+  const started = performance.now();
+  const res = await client.request(
+    "agent",
+    { sessionKey: spec.sessionKey, message: messageFor(spec.shape, spec.runTag, spec.params), idempotencyKey: `idem-${spec.runTag}` },
+    RUN_TIMEOUT_MS,
+  );
+  if (!res.ok) throw new Error(`bench: agent request failed: ${JSON.stringify(res.error)}`);
+  const runId = res.payload.runId as string;
+  try {
+    const end = await client.waitFor(isLifecycleEnd(runId), RUN_TIMEOUT_MS);
+    const phase = end.payload.data.phase as "end" | "error";
+    return { runId, runTag: spec.runTag, ms: performance.now() - started, phase, cached: res.payload.cached === true };
+  } catch {
+    return { runId, runTag: spec.runTag, ms: performance.now() - started, phase: "timeout", cached: res.payload.cached === true };
+  }
+}
+
+/** Lifecycle end/error frames a client received per run (more than one would be a duplicate). */
+export function endFramesByRun(clients: readonly TestWsClient[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const client of clients) {
+    for (const frame of client.frames) {
+      const runId = frame.payload?.runId as string | undefined;
+      if (runId && isLifecycleEnd(runId)(frame)) counts.set(runId, (counts.get(runId) ?? 0) + 1);
+    }
+  }
+  return counts;
+}
+
+export async function closeAll(clients: readonly TestWsClient[]): Promise<void> {
+  await Promise.all(clients.map((client) => client.close()));
+}

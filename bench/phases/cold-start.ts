@@ -1,0 +1,98 @@
+/**
+ * Figure 4: cold start. Every function is bundled the way CDK's
+ * NodejsFunction bundles it (the BUNDLING options of infra/lambdas.ts mapped
+ * to the esbuild flags CDK passes: --bundle --platform=node --format=esm
+ * --outfile=index.mjs --minify --sourcemap --main-fields --banner, nothing
+ * external because bundleAwsSDK is on), then imported in a fresh Node
+ * process, with and without --enable-source-maps (the deployed functions set
+ * it in NODE_OPTIONS). Import time is the module-init part of a cold start:
+ * the handlers build their clients lazily, on the first invocation.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { build, type BuildOptions } from "esbuild";
+import { FUNCTION_SPECS, type FunctionKey } from "../../infra/functions";
+import { BUNDLING, REPO_ROOT } from "../../infra/lambdas";
+import { summarize, type Summary } from "../stats";
+
+export type BundleResult = BundleMeasured | { key: FunctionKey; error: string };
+
+export interface BundleMeasured {
+  key: FunctionKey;
+  bundleBytes: number;
+  sourceMapBytes: number;
+  importMs: Summary;
+  importMsWithSourceMaps: Summary;
+  samples: { importMs: number[]; importMsWithSourceMaps: number[] };
+}
+
+/** The esbuild options CDK derives from our BundlingOptions (aws-lambda-nodejs/lib/bundling.js). */
+export function esbuildOptionsFor(entry: string, outfile: string): BuildOptions {
+  return {
+    entryPoints: [join(REPO_ROOT, entry)],
+    bundle: true,
+    platform: "node",
+    target: BUNDLING.target,
+    format: BUNDLING.format === "esm" ? "esm" : "cjs",
+    outfile,
+    minify: BUNDLING.minify,
+    sourcemap: BUNDLING.sourceMap ? true : false,
+    mainFields: BUNDLING.mainFields,
+    banner: BUNDLING.banner ? { js: BUNDLING.banner } : undefined,
+    // bundleAwsSDK: true -> no externals at all.
+    external: BUNDLING.bundleAwsSDK ? [] : ["@aws-sdk/*"],
+    logLevel: "silent",
+  };
+}
+
+export async function measureColdStart(options: { repeats: number }): Promise<BundleResult[]> {
+  const outDir = mkdtempSync(join(tmpdir(), "agent-runner-bundles-"));
+  try {
+    const results: BundleResult[] = [];
+    for (const spec of Object.values(FUNCTION_SPECS)) {
+      const dir = join(outDir, spec.key);
+      mkdirSync(dir, { recursive: true });
+      const outfile = join(dir, "index.mjs");
+      try {
+        await build(esbuildOptionsFor(spec.entry, outfile));
+      } catch (error) {
+        // Recorded, not thrown: one function that does not bundle must not hide the others' figures.
+        results.push({ key: spec.key, error: error instanceof Error ? error.message.split("\n")[0] : String(error) });
+        continue;
+      }
+      importOnce(outfile, false); // warms the OS file cache; not counted
+      const plain: number[] = [];
+      const withMaps: number[] = [];
+      for (let i = 0; i < options.repeats; i += 1) {
+        plain.push(importOnce(outfile, false));
+        withMaps.push(importOnce(outfile, true));
+      }
+      results.push({
+        key: spec.key,
+        bundleBytes: statSync(outfile).size,
+        sourceMapBytes: statSync(`${outfile}.map`).size,
+        importMs: summarize(plain),
+        importMsWithSourceMaps: summarize(withMaps),
+        samples: { importMs: plain, importMsWithSourceMaps: withMaps },
+      });
+    }
+    return results;
+  } finally {
+    rmSync(outDir, { recursive: true, force: true });
+  }
+}
+
+/** Time to `import()` the bundle, measured inside a fresh Node process. */
+function importOnce(file: string, sourceMaps: boolean): number {
+  const script = `const t=performance.now();await import(${JSON.stringify(pathToFileURL(file).href)});process.stdout.write(String(performance.now()-t));`;
+  const args = [...(sourceMaps ? ["--enable-source-maps"] : []), "--input-type=module", "-e", script];
+  const out = spawnSync(process.execPath, args, {
+    encoding: "utf8",
+    env: { PATH: process.env.PATH, AWS_REGION: "us-east-1", AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" },
+  });
+  if (out.status !== 0) throw new Error(`import of ${file} failed: ${out.stderr}`);
+  return Math.round(Number(out.stdout) * 1000) / 1000;
+}

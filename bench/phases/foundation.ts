@@ -1,0 +1,119 @@
+/**
+ * Figures for the foundation issue: how long `npm start` takes until it
+ * prints where it listens (spawned as test/support/npm-start.ts spawns it:
+ * `node --import tsx infra/local/main.ts`, fresh data folder each time), and
+ * the time from `POST /v1/agent` to the lifecycle end event with the
+ * built-in offline model, seen by a WebSocket client subscribed to the session.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { TestWsClient } from "../../test/support/ws-client";
+import { isLifecycleEnd } from "../harness";
+import { summarize, type Summary } from "../stats";
+
+interface Started {
+  child: ChildProcess;
+  dataDir: string;
+  restUrl: string;
+  webSocketUrl: string;
+  token: string;
+  /** Spawn -> banner fully printed. */
+  readyMs: number;
+  /** What the process itself reports ("ready in N ms", after Node and tsx loaded). */
+  reportedMs: number;
+}
+
+export interface FoundationResult {
+  startupMs: Summary;
+  reportedStartupMs: Summary;
+  offlineRunMs: Summary;
+  samples: { startupMs: number[]; reportedStartupMs: number[]; offlineRunMs: number[] };
+}
+
+export async function measureFoundation(options: { starts: number; runs: number; warmup: number }): Promise<FoundationResult> {
+  const startups: Started[] = [];
+  try {
+    for (let i = 0; i < options.starts; i += 1) {
+      const app = await startApp();
+      startups.push(app);
+      if (i < options.starts - 1) await stopApp(app);
+    }
+    const last = startups[startups.length - 1];
+    const runs = await offlineRuns(last, options.runs, options.warmup);
+    return {
+      startupMs: summarize(startups.map((s) => s.readyMs)),
+      reportedStartupMs: summarize(startups.map((s) => s.reportedMs)),
+      offlineRunMs: summarize(runs),
+      samples: { startupMs: startups.map((s) => s.readyMs), reportedStartupMs: startups.map((s) => s.reportedMs), offlineRunMs: runs },
+    };
+  } finally {
+    const last = startups[startups.length - 1];
+    if (last) await stopApp(last);
+  }
+}
+
+async function offlineRuns(app: Started, runs: number, warmup: number): Promise<number[]> {
+  const client = await TestWsClient.open(app.webSocketUrl);
+  const out: number[] = [];
+  try {
+    await client.request("connect", { auth: { token: app.token } });
+    for (let i = 0; i < warmup + runs; i += 1) {
+      const sessionKey = `foundation-${i}`;
+      await client.request("sessions.subscribe", { sessionKey });
+      const started = performance.now();
+      const res = await fetch(`${app.restUrl}/v1/agent`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${app.token}`, "content-type": "application/json" },
+        body: JSON.stringify({ sessionKey, message: `hello number ${i}`, idempotencyKey: `foundation-${i}` }),
+      });
+      const { runId } = (await res.json()) as { runId: string };
+      await client.waitFor(isLifecycleEnd(runId), 60_000);
+      if (i >= warmup) out.push(Math.round((performance.now() - started) * 1000) / 1000);
+    }
+  } finally {
+    await client.close();
+  }
+  return out;
+}
+
+function startApp(): Promise<Started> {
+  const dataDir = mkdtempSync(join(tmpdir(), "agent-runner-bench-"));
+  const started = performance.now();
+  const child = spawn(process.execPath, ["--import", "tsx", "infra/local/main.ts"], {
+    cwd: process.cwd(),
+    env: { ...process.env, PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "warn", AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true", MODEL: "offline/echo" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => (child.kill("SIGKILL"), reject(new Error(`npm start did not get ready:\n${output}`))), 60_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const rest = /REST base URL : (\S+)/.exec(output);
+      const ws = /WebSocket URL : (\S+)/.exec(output);
+      const token = /auth token {4}: (\S+)/.exec(output);
+      const model = /model {9}: (.+)/.exec(output);
+      const reported = /ready in (\d+) ms/.exec(output);
+      if (!rest || !ws || !token || !model || !reported) return;
+      clearTimeout(timer);
+      child.stdout!.off("data", onData);
+      resolve({ child, dataDir, restUrl: rest[1], webSocketUrl: ws[1], token: token[1], readyMs: Math.round(performance.now() - started), reportedMs: Number(reported[1]) });
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.once("exit", (code) => (clearTimeout(timer), reject(new Error(`npm start exited (${code}):\n${output}`))));
+  });
+}
+
+function stopApp(app: Started): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => (rmSync(app.dataDir, { recursive: true, force: true }), resolve());
+    if (app.child.exitCode !== null) return done();
+    const timer = setTimeout(() => app.child.kill("SIGKILL"), 10_000);
+    app.child.once("exit", () => (clearTimeout(timer), done()));
+    app.child.kill("SIGTERM");
+  });
+}

@@ -1,0 +1,103 @@
+/**
+ * Collects what the local stack did, so a window of work (one run, or K runs
+ * of one shape) can be priced: SDK calls and consumed capacity (SdkMeter),
+ * Lambda invocations and their durations (wrapped around every handler call),
+ * Step Functions state transitions and executions (the local engine's events).
+ */
+import { performance } from "node:perf_hooks";
+import { FUNCTION_SPECS, type FunctionKey } from "../infra/functions";
+import type { LocalExecutionEvent } from "../infra/local/step-functions";
+import type { LocalStackObserver } from "../infra/local/stack";
+import { diffSnapshots, SdkMeter, type MeterSnapshot } from "../shared/aws/metering";
+
+export interface LambdaTally {
+  invocations: number;
+  /** Sum of per-invocation billed durations (each rounded up to 1 ms, as Lambda bills). */
+  billedMs: number;
+}
+
+export interface WindowUsage {
+  sdk: MeterSnapshot;
+  lambda: Partial<Record<FunctionKey, LambdaTally>>;
+  /** States entered plus retries (Step Functions bills both). */
+  stateTransitions: number;
+  transitionsByState: Record<string, number>;
+  executionsClosed: number;
+  /** Invocations that ran past their function's timeout (Lambda would have killed them). */
+  overTimeout: Partial<Record<FunctionKey, number>>;
+}
+
+interface Mark {
+  sdk: MeterSnapshot;
+  invocation: number;
+  transition: number;
+  closed: number;
+}
+
+export class UsageRecorder {
+  readonly meter: SdkMeter | undefined;
+  private readonly invocations: { key: FunctionKey; ms: number }[] = [];
+  private readonly transitions: string[] = [];
+  /** Closed executions per execution name (= run id): more than one would be a duplicated run. */
+  readonly executionsByName = new Map<string, number>();
+  private closed = 0;
+
+  constructor(options: { meter: boolean }) {
+    this.meter = options.meter ? new SdkMeter() : undefined;
+  }
+
+  observer(): LocalStackObserver {
+    return {
+      meter: this.meter,
+      onExecutionEvent: (event) => this.onExecutionEvent(event),
+      aroundInvoke: async (key, invoke) => {
+        const started = performance.now();
+        try {
+          return await invoke();
+        } finally {
+          this.invocations.push({ key, ms: performance.now() - started });
+        }
+      },
+    };
+  }
+
+  mark(): Mark {
+    return { sdk: this.meter?.snapshot() ?? {}, invocation: this.invocations.length, transition: this.transitions.length, closed: this.closed };
+  }
+
+  since(mark: Mark): WindowUsage {
+    const lambda: WindowUsage["lambda"] = {};
+    for (const { key, ms } of this.invocations.slice(mark.invocation)) {
+      const tally = (lambda[key] ??= { invocations: 0, billedMs: 0 });
+      tally.invocations += 1;
+      tally.billedMs += Math.max(1, Math.ceil(ms));
+    }
+    const overTimeout: WindowUsage["overTimeout"] = {};
+    for (const { key, ms } of this.invocations.slice(mark.invocation)) {
+      if (ms > FUNCTION_SPECS[key].timeoutSeconds * 1000) overTimeout[key] = (overTimeout[key] ?? 0) + 1;
+    }
+    const transitionsByState: Record<string, number> = {};
+    for (const name of this.transitions.slice(mark.transition)) transitionsByState[name] = (transitionsByState[name] ?? 0) + 1;
+    return {
+      sdk: diffSnapshots(mark.sdk, this.meter?.snapshot() ?? {}),
+      lambda,
+      stateTransitions: this.transitions.length - mark.transition,
+      transitionsByState,
+      executionsClosed: this.closed - mark.closed,
+      overTimeout,
+    };
+  }
+
+  private onExecutionEvent(event: LocalExecutionEvent): void {
+    if (event.kind === "closed") {
+      this.closed += 1;
+      this.executionsByName.set(event.execution.name, (this.executionsByName.get(event.execution.name) ?? 0) + 1);
+      return;
+    }
+    const type = event.event.type;
+    if (type === "StateEntered" || type === "StateRetried") {
+      const state = (event.event as { state?: { name?: string } }).state?.name ?? "?";
+      this.transitions.push(type === "StateRetried" ? `${state} (retry)` : state);
+    }
+  }
+}

@@ -1,0 +1,47 @@
+import type { Context } from "aws-lambda";
+import middy from "@middy/core";
+import { z } from "zod";
+import { onExecutionEnded } from "../../shared/lanes/dead-runs";
+import { sweep, type SweepReport } from "../../shared/lanes/sweep";
+import type { AppDeps } from "../../shared/runtime/app-deps";
+
+/** EventBridge "Step Functions Execution Status Change" (only the fields we use). */
+const ExecutionStatusChangeSchema = z.looseObject({
+  "detail-type": z.literal("Step Functions Execution Status Change"),
+  detail: z.looseObject({
+    executionArn: z.string(),
+    name: z.string(),
+    status: z.enum(["RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED", "PENDING_REDRIVE"]),
+    error: z.string().nullish(),
+    cause: z.string().nullish(),
+  }),
+});
+
+export type SweeperResult = { kind: "sweep"; report: SweepReport } | { kind: "execution"; runOutcome: string };
+
+/**
+ * The sweeper, on two EventBridge triggers: the every-minute schedule (a
+ * full sweep of lanes, slots, leases and stuck runs) and a run execution
+ * that closed FAILED / TIMED_OUT / ABORTED (that run is ended and its lane
+ * handed on within seconds, instead of at the next sweep).
+ */
+export function createSweeperHandler(deps: AppDeps) {
+  return middy<unknown, SweeperResult, Error, Context>().handler(async (event) => {
+    const change = ExecutionStatusChangeSchema.safeParse(event);
+    if (change.success) {
+      const { detail } = change.data;
+      const runOutcome = await onExecutionEnded(deps, {
+        name: detail.name,
+        executionArn: detail.executionArn,
+        status: detail.status,
+        ...(detail.error ? { error: detail.error } : {}),
+        ...(detail.cause ? { cause: detail.cause } : {}),
+      });
+      deps.log.info("execution ended", { executionArn: detail.executionArn, status: detail.status, runOutcome });
+      return { kind: "execution", runOutcome };
+    }
+    const report = await sweep(deps);
+    deps.log.info("sweep done", { ...report, diagnostics: report.diagnostics.length });
+    return { kind: "sweep", report };
+  });
+}

@@ -1,0 +1,60 @@
+import { z } from "zod";
+import { subscribe } from "../../../shared/aws/connections";
+import { getRun, TERMINAL_STATUSES } from "../../../shared/aws/runs";
+import { validate } from "../../../shared/http/rest";
+import { acceptRun } from "../../../shared/intake/intake";
+import { queuePlacement, sessionBusy } from "../../../shared/intake/answer";
+import { waitForRun } from "../../../shared/intake/wait";
+import { finalResponseFrame } from "../../../shared/protocol/agent-final";
+import { CAP_FRAME_CHUNKS, DEFAULT_AGENT_ID, MAX_FRAME_BYTES } from "../../../shared/protocol/limits";
+import { toAgentRequest, WsAgentParamsSchema } from "../../../shared/protocol/ws-agent";
+import { FrameReply, type Method } from "./types";
+
+/** agent.wait default (OpenClaw): 30 s, wait-only. */
+export const DEFAULT_WAIT_MS = 30_000;
+
+/**
+ * `agent`: two answers on the request id. Now: `accepted` (or, for a repeated
+ * idempotency key, `in_flight` while the run goes and the cached final answer
+ * after it). Later: the final answer, posted by whatever ends the run to this
+ * connection only (shared/run/final-response.ts).
+ */
+export const agentMethod: Method = async (deps, { connectionId, requestId, connection, params }) => {
+  const request = toAgentRequest(validate(WsAgentParamsSchema, params));
+  // Subscribe first, so not even `lifecycle start` can slip past this client.
+  await subscribe(deps.db, connectionId, request.sessionKey);
+  const frameChunks = connection?.caps?.includes(CAP_FRAME_CHUNKS) ?? false;
+  const accepted = await acceptRun(deps, request, "ws", { requester: { connectionId, requestId, frameChunks } });
+  // Refused by the session lane (queue mode reject, cap with drop `new`): nothing will follow this answer.
+  if (accepted.status === "rejected") throw sessionBusy(accepted);
+  const ack = { runId: accepted.runId, sessionKey: accepted.sessionKey, agentId: DEFAULT_AGENT_ID, acceptedAt: accepted.acceptedAt };
+  // Where the message went (accepted | queued | steered | collected, shared/intake/answer.ts) is `intake`:
+  // `status` stays "accepted" because OpenClaw's client takes any other status as the final answer.
+  if (!accepted.duplicate) return { ...ack, status: "accepted", intake: accepted.status, ...queuePlacement(accepted) };
+  const run = await getRun(deps.db, accepted.runId);
+  if (run && TERMINAL_STATUSES.has(run.status)) {
+    return new FrameReply(finalResponseFrame(requestId, run, frameChunks ? undefined : MAX_FRAME_BYTES));
+  }
+  return { ...ack, status: "in_flight", cached: true };
+};
+
+const WaitParamsSchema = z.object({ runId: z.string().min(1), timeoutMs: z.number().int().min(0).optional() }).strict();
+
+export const agentWaitMethod: Method = async (deps, { params, context }) => {
+  const { runId, timeoutMs = DEFAULT_WAIT_MS } = validate(WaitParamsSchema, params);
+  // The Lambda must answer before it is stopped; a longer wait returns `timeout` and can be repeated.
+  const budget = Math.min(timeoutMs, Math.max(0, context.getRemainingTimeInMillis() - 2000));
+  return waitForRun(deps.db, runId, budget);
+};
+
+/** OpenClaw's `agents.list`: the one agent this backend runs. */
+export const agentsListMethod: Method = async (deps, { params }) => {
+  validate(z.object({}).loose(), params ?? {});
+  return {
+    defaultId: DEFAULT_AGENT_ID,
+    mainKey: "main",
+    scope: "per-sender",
+    selectionRequired: false,
+    agents: [{ id: DEFAULT_AGENT_ID, name: DEFAULT_AGENT_ID, model: { primary: deps.config.model } }],
+  };
+};

@@ -1,0 +1,59 @@
+import { z } from "zod";
+import { subscribe, unsubscribe } from "../../../shared/aws/connections";
+import { getSession, listSessions } from "../../../shared/aws/sessions";
+import { readTranscript } from "../../../shared/aws/transcript";
+import { validate } from "../../../shared/http/rest";
+import { SessionKeySchema } from "../../../shared/protocol/agent-request";
+import { ApiError } from "../../../shared/protocol/errors";
+import type { Method } from "./types";
+
+const SessionParamsSchema = z.object({ sessionKey: SessionKeySchema }).strict();
+
+/** Live events of every run of the session, to this connection (until unsubscribe or disconnect). */
+export const sessionsSubscribeMethod: Method = async (deps, { connectionId, params }) => {
+  const { sessionKey } = validate(SessionParamsSchema, params);
+  await subscribe(deps.db, connectionId, sessionKey);
+  return { sessionKey, subscribed: true };
+};
+
+export const sessionsUnsubscribeMethod: Method = async (deps, { connectionId, params }) => {
+  const { sessionKey } = validate(SessionParamsSchema, params);
+  await unsubscribe(deps.db, connectionId, sessionKey);
+  return { sessionKey, subscribed: false };
+};
+
+const ListParamsSchema = z.object({ limit: z.number().int().min(1).max(500).optional() }).strict();
+
+/** Sessions, most recently active first (from the session index). */
+export const sessionsListMethod: Method = async (deps, { params }) => {
+  const { limit = 50 } = validate(ListParamsSchema, params ?? {});
+  const sessions = await listSessions(deps.db, limit);
+  return {
+    count: sessions.length,
+    sessions: sessions.map((s) => ({
+      key: s.sessionKey,
+      sessionKey: s.sessionKey,
+      sessionId: s.sessionId,
+      createdAt: s.createdAt,
+      updatedAt: s.updatedAt,
+      ...(s.lastRunId ? { lastRunId: s.lastRunId } : {}),
+    })),
+  };
+};
+
+const HistoryParamsSchema = z.object({ sessionKey: SessionKeySchema, limit: z.number().int().min(1).max(1000).optional() }).strict();
+
+/** The committed transcript (the last `limit` entries, default 200). Large answers arrive as `chunk` events. */
+export const sessionsHistoryMethod: Method = async (deps, { params }) => {
+  const { sessionKey, limit = 200 } = validate(HistoryParamsSchema, params);
+  const session = await getSession(deps.db, sessionKey);
+  if (!session) throw new ApiError("NOT_FOUND", `session ${sessionKey} not found`);
+  const entries = await readTranscript(deps.db, session.sessionId);
+  const kept = entries.slice(-limit);
+  return {
+    sessionKey,
+    sessionId: session.sessionId,
+    ...(kept.length < entries.length ? { truncated: true, total: entries.length } : {}),
+    messages: kept.map((e) => ({ seq: e.seq, runId: e.runId, ts: e.ts, ...e.message })),
+  };
+};

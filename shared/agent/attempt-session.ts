@@ -1,0 +1,162 @@
+import type { ContextConfig } from "../config/attempt-config";
+import type { AttemptResult } from "../core/attempt-result";
+import { precheckContext, resolveToolResultMaxChars, type PrecheckResult } from "../core/context-budget";
+import { ZERO_USAGE, type AssistantMessage, type Message } from "../core/messages";
+import type { AttemptOutcome, Continuation } from "../core/run-loop";
+import type { HookRegistry } from "../hooks/registry";
+import { runBeforePromptBuild, runFirstAnswer, runObservers } from "../hooks/runners";
+import { runAttempt, type AttemptParams } from "./attempt";
+import { AttemptRecorder } from "./attempt-recorder";
+import { passthroughContextEngine, type ContextEngine } from "./history/context-engine";
+import { prepareHistory, type PreparedHistory } from "./history/pipeline";
+import { buildBootstrapContext } from "./prompt/bootstrap";
+import { buildSkillsPrompt } from "./prompt/skills";
+import type { Workspace } from "./prompt/workspace";
+import { applyPromptMutations, buildSystemPrompt } from "./system-prompt";
+import { narrowTools } from "./tools/registry";
+import type { ToolDefinition } from "./tools/types";
+
+export interface PromptSettings {
+  basePrompt: string;
+  /** Per-run override accepted at intake. */
+  extraSystemPrompt?: string;
+  continuation?: Continuation;
+  bootstrapMaxChars: number;
+  bootstrapTotalMaxChars: number;
+  maxSkillsPromptChars: number;
+}
+
+/** Everything runAttempt needs except what preparation derives (system, history, tools, caps). */
+export type LoopPorts = Omit<AttemptParams, "system" | "history" | "tools" | "maxToolResultChars" | "contextWindowTokens" | "hooks">;
+
+export interface AttemptSessionInput extends LoopPorts {
+  /** `provider/model`, for per-model windows. */
+  modelRef: string;
+  /** The committed transcript, read at the start of this attempt. */
+  transcript: readonly Message[];
+  workspace: Workspace;
+  prompt: PromptSettings;
+  context: ContextConfig;
+  /** Configured hard cap for one tool result (unset = by window size). */
+  maxToolResultChars?: number;
+  /** The tool surface before hooks narrow it. */
+  tools: ReadonlyMap<string, ToolDefinition>;
+  hooks: HookRegistry;
+  engine?: ContextEngine;
+}
+
+export interface PreparedAttempt {
+  system: string;
+  history: PreparedHistory;
+  messages: Message[];
+  tools: Map<string, ToolDefinition>;
+  contextWindowTokens: number;
+  toolResultMaxChars: number;
+  precheck: PrecheckResult;
+}
+
+/**
+ * One attempt, start to end (seed 002 layers 8-12, seed 003): prepare an
+ * executable session (tools, system prompt with skills, bootstrap files and
+ * overrides, then hooks), run the history chain, check the budgets and the
+ * context precheck, let a plugin take the turn, then the model <-> tool loop,
+ * then the agent_end observers. Returns the structured result; early exits
+ * (budget, precheck) carry no model call at all.
+ */
+export async function runAttemptSession(input: AttemptSessionInput): Promise<AttemptResult> {
+  const prepared = await prepareAttempt(input);
+  const early = earlyOutcome(input, prepared);
+  const result = early
+    ? new AttemptRecorder().build(early)
+    : ((await syntheticReply(input, prepared)) ??
+      (await runAttempt({
+        ...input,
+        system: prepared.system,
+        history: prepared.messages,
+        tools: prepared.tools,
+        hooks: input.hooks,
+        maxToolResultChars: prepared.toolResultMaxChars,
+        contextWindowTokens: prepared.contextWindowTokens,
+      })));
+  await runObservers(input.hooks, "agent_end", {
+    ...runRef(input),
+    messages: prepared.messages,
+    outcome: result.outcome.kind,
+    finalText: result.finalText,
+  });
+  return result;
+}
+
+export async function prepareAttempt(input: AttemptSessionInput): Promise<PreparedAttempt> {
+  const contextWindowTokens = Math.min(input.context.contextTokens, input.context.modelContextWindows[input.modelRef] ?? Infinity);
+  const toolResultMaxChars = resolveToolResultMaxChars(contextWindowTokens, input.maxToolResultChars);
+  const history = await prepareHistory(input.transcript, {
+    api: input.provider.api,
+    historyTurnLimit: input.context.historyTurnLimit,
+    engine: input.engine ?? passthroughContextEngine,
+    tokenBudget: contextWindowTokens,
+    availableTools: [...input.tools.keys()],
+  });
+  const built = buildSystemPrompt({
+    base: input.prompt.basePrompt,
+    skills: buildSkillsPrompt(input.workspace.skills, input.prompt.maxSkillsPromptChars).text,
+    bootstrap: buildBootstrapContext(input.workspace.files, {
+      perFileMaxChars: input.prompt.bootstrapMaxChars,
+      totalMaxChars: input.prompt.bootstrapTotalMaxChars,
+    }).text,
+    extra: input.prompt.extraSystemPrompt,
+    continuation: input.prompt.continuation,
+  });
+  const hook = await runBeforePromptBuild(input.hooks, { ...runRef(input), prompt: lastUserText(history.messages), messages: history.messages, systemPrompt: built });
+  const system = applyPromptMutations(built, { engineAddition: history.systemPromptAddition, hook });
+  const messages = hook.prependContext ? prependToPrompt(history.messages, hook.prependContext) : history.messages;
+  const precheck = precheckContext({ system, messages, contextTokenBudget: contextWindowTokens, reserveTokens: input.context.reserveTokens, toolResultMaxChars });
+  return { system, history, messages, tools: narrowTools(input.tools, hook.toolsAllow), contextWindowTokens, toolResultMaxChars, precheck };
+}
+
+/** A spent budget or a prompt that cannot fit ends the attempt before any model call. */
+function earlyOutcome(input: AttemptSessionInput, prepared: PreparedAttempt): AttemptOutcome | undefined {
+  const budget = input.meter?.breach();
+  if (budget) return { kind: "budget_exceeded", ...budget };
+  const { route, estimatedTokens, promptBudgetTokens, overflowTokens } = prepared.precheck;
+  if (route === "fits") return undefined;
+  return { kind: "context_precheck", route, estimatedTokens, promptBudgetTokens, overflowTokens, toolResultMaxChars: prepared.toolResultMaxChars };
+}
+
+/** before_agent_reply: a plugin may answer instead of the model (the reply is committed like a model answer). */
+async function syntheticReply(input: AttemptSessionInput, prepared: PreparedAttempt): Promise<AttemptResult | undefined> {
+  const answer = await runFirstAnswer(input.hooks, "before_agent_reply", { ...runRef(input), prompt: lastUserText(prepared.messages) }, (r) => r.handled === true);
+  if (!answer) return undefined;
+  const text = answer.reply ?? "NO_REPLY";
+  const message: AssistantMessage = { role: "assistant", content: [{ type: "text", text }], provider: "hook", model: "before_agent_reply", stopReason: "stop", usage: ZERO_USAGE };
+  await input.commitTurn([message]);
+  const recorder = new AttemptRecorder();
+  recorder.modelTurn(message);
+  recorder.answer(message);
+  return recorder.build({ kind: "completed" });
+}
+
+function runRef(input: AttemptSessionInput) {
+  return { runId: input.toolContext.runId, sessionKey: input.toolContext.sessionKey };
+}
+
+function lastUserText(messages: readonly Message[]): string {
+  for (let i = messages.length - 1; i >= 0; i -= 1) {
+    const message = messages[i];
+    if (message.role === "user") return message.content;
+  }
+  return "";
+}
+
+/** before_prompt_build's prependContext goes in front of the user's prompt for this attempt only. */
+function prependToPrompt(messages: readonly Message[], context: string): Message[] {
+  const out = [...messages];
+  for (let i = out.length - 1; i >= 0; i -= 1) {
+    const message = out[i];
+    if (message.role === "user") {
+      out[i] = { role: "user", content: `${context}\n\n${message.content}` };
+      break;
+    }
+  }
+  return out;
+}

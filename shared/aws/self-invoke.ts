@@ -1,0 +1,27 @@
+import { InvokeCommand, LambdaClient } from "@aws-sdk/client-lambda";
+import type { RuntimeConfig } from "../config/runtime";
+
+/** Runs a follow-up step of this function after the current invocation returns. */
+export type AsyncSelfInvoker = (event: Record<string, unknown>) => Promise<void>;
+
+/**
+ * In Lambda: an asynchronous `Invoke` (InvocationType Event) of this same
+ * function, which returns as soon as Lambda has queued the event. Used by
+ * $connect, which cannot post to its connection before it returns. Undefined
+ * outside Lambda: the caller then runs the step in-process, which works in
+ * the local stack because its process never freezes between invocations.
+ */
+export function createAsyncSelfInvoker(runtime: RuntimeConfig): AsyncSelfInvoker | undefined {
+  if (!runtime.selfFunctionName) return undefined;
+  const client = new LambdaClient({
+    region: runtime.region,
+    endpoint: runtime.endpoints.lambda,
+    ...(runtime.credentials ? { credentials: runtime.credentials } : {}),
+  });
+  const functionName = runtime.selfFunctionName;
+  return async (event) => {
+    await client.send(
+      new InvokeCommand({ FunctionName: functionName, InvocationType: "Event", Payload: Buffer.from(JSON.stringify(event), "utf8") }),
+    );
+  };
+}

@@ -1,0 +1,72 @@
+import type { Message } from "../core/messages";
+
+/**
+ * Plugin hooks (seed 001 "Enlaces de complementos", mission §9): the points
+ * where code outside the runner can observe or steer a run. Each hook has an
+ * event (what the handler gets) and a result (what it may return).
+ *
+ * Decision rules (seed 001, pinned by tests):
+ * - before_tool_call `{ block: true }` is terminal: lower-priority handlers do not run;
+ *   `{ block: false }` is a no-op and never clears an earlier block.
+ * - message_sending `{ cancel: true }` is terminal; `{ cancel: false }` is a no-op.
+ * Handlers run in priority order, higher first; equal priorities keep registration order.
+ */
+export interface RunRef {
+  runId: string;
+  sessionKey: string;
+}
+
+export interface HookSpecs {
+  before_model_resolve: { event: RunRef & { prompt: string; model: string }; result: { providerOverride?: string; modelOverride?: string } };
+  before_prompt_build: {
+    event: RunRef & { prompt: string; messages: readonly Message[]; systemPrompt: string };
+    result: {
+      /** Prepended to the user's prompt for this attempt only (dynamic, per-turn text). */
+      prependContext?: string;
+      /** Replaces the system prompt. */
+      systemPrompt?: string;
+      prependSystemContext?: string;
+      appendSystemContext?: string;
+      /** Narrows the tools offered; several hooks intersect; [] = no tools. */
+      toolsAllow?: string[];
+    };
+  };
+  /** Lets a plugin take the turn with a synthetic reply before any model call. */
+  before_agent_reply: { event: RunRef & { prompt: string }; result: { handled?: boolean; reply?: string } };
+  agent_end: { event: RunRef & { messages: readonly Message[]; outcome: string; finalText: string }; result: void };
+  before_compaction: { event: RunRef & { messageCount: number }; result: void };
+  after_compaction: { event: RunRef & { tokenCount?: number }; result: void };
+  before_tool_call: {
+    event: RunRef & { toolName: string; toolCallId: string; params: Record<string, unknown> };
+    result: { params?: Record<string, unknown>; block?: boolean; blockReason?: string };
+  };
+  after_tool_call: {
+    event: RunRef & { toolName: string; toolCallId: string; params: Record<string, unknown>; result: string; isError: boolean; durationMs: number };
+    result: void;
+  };
+  /** Synchronous: transforms a tool result right before it is written to the transcript. */
+  tool_result_persist: { event: RunRef & { toolName: string; toolCallId: string; content: string; isError: boolean }; result: { content?: string } };
+  message_received: { event: RunRef & { text: string }; result: void };
+  message_sending: { event: RunRef & { text: string }; result: { text?: string; cancel?: boolean } };
+  message_sent: { event: RunRef & { text: string }; result: void };
+  session_start: { event: RunRef & { sessionId: string }; result: void };
+  session_end: { event: RunRef & { sessionId: string }; result: void };
+}
+
+export type HookName = keyof HookSpecs;
+export type HookEvent<N extends HookName> = HookSpecs[N]["event"];
+export type HookResult<N extends HookName> = HookSpecs[N]["result"];
+
+export type HookHandler<N extends HookName> = N extends "tool_result_persist"
+  ? (event: HookEvent<N>) => HookResult<N> | void
+  : (event: HookEvent<N>) => HookResult<N> | void | Promise<HookResult<N> | void>;
+
+export interface HookRegistration<N extends HookName> {
+  name: N;
+  /** Who registered it (for logs and errors). */
+  id: string;
+  priority: number;
+  handler: HookHandler<N>;
+  /** Registration order, the tie-breaker between equal priorities. */
+  order: number;
+}

@@ -1,0 +1,83 @@
+import { getRun, requestAbort, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
+import type { ExecutionState, ExecutionStatus } from "../aws/executions";
+import { finalizeRun } from "../run/finalize-run";
+import type { RunDeps } from "../run/deps";
+import { handOffLane } from "./handoff";
+
+/**
+ * Runs whose Step Functions execution ended without finalizing them: stopped
+ * from outside, timed out, failed in FinalizeRun itself. In AWS an
+ * EventBridge rule on "Step Functions Execution Status Change" brings the
+ * sweeper here within seconds; the every-minute sweep catches anything missed.
+ */
+export function isClosed(status: ExecutionStatus): boolean {
+  return status !== "RUNNING" && status !== "PENDING_REDRIVE";
+}
+
+const CONTINUED = /-c(\d+)$/;
+
+/** The run id an execution belongs to: the run's first execution is named by it, continuations `<runId>-c<n>`. */
+export function runIdOfExecution(name: string): string {
+  return name.replace(CONTINUED, "");
+}
+
+/**
+ * The run's current execution. A run that continued as new has a SUCCEEDED
+ * earlier execution and a newer `-c<n>` one; the newest that exists counts.
+ * "unknown" when this deployment cannot describe executions.
+ */
+export async function currentExecution(deps: RunDeps, run: RunRecord): Promise<ExecutionState | undefined | "unknown"> {
+  const describe = deps.executions.describe?.bind(deps.executions);
+  if (!describe) return "unknown";
+  let state = await describe(run.executionArn ?? run.runId);
+  if (state?.status !== "SUCCEEDED") return state;
+  const from = Number(CONTINUED.exec(run.executionArn ?? "")?.[1] ?? 0);
+  for (let generation = from + 1; generation <= from + 100; generation += 1) {
+    const next = await describe(`${run.runId}-c${generation}`);
+    if (!next) break;
+    state = next;
+  }
+  return state;
+}
+
+/** Ends the run with what happened to its execution, then (inside finalizeRun) hands its lanes on. */
+export async function endDeadRun(deps: RunDeps, run: RunRecord, execution: ExecutionState): Promise<void> {
+  // An attempt Lambda of the dead execution may still be running: the flag stops it within a second.
+  await requestAbort(deps.db, run.runId, `the run's execution ended (${execution.status})`);
+  const status = execution.status === "TIMED_OUT" ? "timeout" : execution.status === "ABORTED" ? "aborted" : "error";
+  const error = `The run's execution ended (${execution.status}${execution.error ? `: ${execution.error}` : ""}) before the run finished.`;
+  await finalizeRun(deps, {
+    runId: run.runId,
+    decision: { action: "finalize", status, reason: "execution_ended", error, ...(execution.cause ? { detail: execution.cause.slice(0, 1000) } : {}) },
+  });
+}
+
+export interface ExecutionEnded {
+  name: string;
+  executionArn: string;
+  status: ExecutionStatus;
+  error?: string;
+  cause?: string;
+}
+
+/**
+ * An execution closed. If it was its run's current execution and the run
+ * has not ended, end it now; either way make sure the run's lanes move on.
+ */
+export async function onExecutionEnded(deps: RunDeps, ended: ExecutionEnded): Promise<"finalized" | "handed_off" | "ignored"> {
+  if (!isClosed(ended.status)) return "ignored";
+  const run = await getRun(deps.db, runIdOfExecution(ended.name));
+  if (!run) return "ignored";
+  if (TERMINAL_STATUSES.has(run.status)) {
+    await handOffLane(deps, run.runId);
+    return "handed_off";
+  }
+  // A newer execution of the same run (continue-as-new) carries on; this one just handed over.
+  const current = run.executionArn ?? ended.executionArn;
+  if (current !== ended.executionArn || ended.status === "SUCCEEDED") {
+    const state = await currentExecution(deps, run);
+    if (state === "unknown" || !state || !isClosed(state.status)) return "ignored";
+  }
+  await endDeadRun(deps, run, { status: ended.status, ...(ended.error ? { error: ended.error } : {}), ...(ended.cause ? { cause: ended.cause } : {}) });
+  return "finalized";
+}

@@ -1,0 +1,74 @@
+import { addGlobalWaiter, acquireSlot, listGlobalWaiters, releaseSlot, removeGlobalWaiter } from "../aws/global-lane";
+import { getRun, recordExecution, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
+import { isStartable } from "../aws/lane-runs";
+import { PRIORITY } from "../core/queue-settings";
+import { globalCap, type LaneDeps } from "./deps";
+
+/** Bounds one pump's work; whatever is left is started by the next hand-off or the sweeper. */
+const MAX_GLOBAL_STARTS = 100;
+
+/**
+ * Starts the execution of a run that owns its session lane: through the
+ * global lane when it is on (a slot first, or a place in the global queue).
+ * Every step is idempotent: a slot is keyed by run, and the execution's name
+ * is the run id, so Step Functions refuses a second one.
+ */
+export async function ensureStarted(deps: LaneDeps, run: RunRecord): Promise<void> {
+  const cap = globalCap(deps);
+  if (cap > 0 && !(await acquireSlot(deps.db, run.runId, cap))) {
+    await addGlobalWaiter(deps.db, {
+      runId: run.runId,
+      sessionKey: run.sessionKey,
+      priority: run.lane?.priority ?? PRIORITY.normal,
+      acceptedAt: run.acceptedAt,
+    });
+    // A slot may have freed between our acquire and our enqueue: its releaser may have missed us.
+    await pumpGlobalLane(deps);
+    return;
+  }
+  await startExecution(deps, run.runId);
+}
+
+async function startExecution(deps: LaneDeps, runId: string): Promise<void> {
+  const started = await deps.executions.start(runId);
+  if (started.executionArn) await recordExecution(deps.db, runId, started.executionArn);
+}
+
+/**
+ * Gives free global slots to the runs waiting for them, best priority first,
+ * then in acceptance order. Called after every release and every enqueue, so
+ * no wake-up is lost: whichever of the two happens last sees the other.
+ */
+export async function pumpGlobalLane(deps: LaneDeps): Promise<void> {
+  const cap = globalCap(deps);
+  if (cap <= 0) return;
+  for (let step = 0; step < MAX_GLOBAL_STARTS; step += 1) {
+    const [waiter] = await listGlobalWaiters(deps.db, 1);
+    if (!waiter) return;
+    const run = await getRun(deps.db, waiter.runId);
+    if (run && isStartable(run)) {
+      if (!(await acquireSlot(deps.db, run.runId, cap))) return;
+      await startExecution(deps, run.runId);
+    }
+    await removeGlobalWaiter(deps.db, waiter);
+  }
+}
+
+/** Frees the run's slot (if it held one) and hands it on. */
+export async function releaseGlobalSlot(deps: LaneDeps, runId: string): Promise<void> {
+  if (globalCap(deps) <= 0) return;
+  await releaseSlot(deps.db, runId);
+  await pumpGlobalLane(deps);
+}
+
+/** The sweeper: slots still held by runs that ended (their hand-off never ran). */
+export async function freeSlotsOfEndedRuns(deps: LaneDeps, holders: Record<string, number>): Promise<string[]> {
+  const freed: string[] = [];
+  for (const runId of Object.keys(holders)) {
+    const run = await getRun(deps.db, runId);
+    if (run && !TERMINAL_STATUSES.has(run.status) && run.status !== "steered" && run.status !== "collected") continue;
+    if (await releaseSlot(deps.db, runId)) freed.push(runId);
+  }
+  if (freed.length > 0 || globalCap(deps) > 0) await pumpGlobalLane(deps);
+  return freed;
+}

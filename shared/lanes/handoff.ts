@@ -1,0 +1,20 @@
+import { getRun, TERMINAL_STATUSES } from "../aws/runs";
+import type { LaneDeps } from "./deps";
+import { releaseGlobalSlot } from "./global";
+import { pumpLane, type PumpResult } from "./pump";
+import { settleMerged } from "./settle";
+
+/**
+ * The end of a run hands its lanes on, from the Lambda that ended it
+ * (run-finalize, or the sweeper for a run whose execution died): the
+ * messages folded into it end with it, its global slot goes to the next run
+ * waiting for one, and its session lane to the next waiting message. Safe to
+ * call twice; a run that has not ended changes nothing.
+ */
+export async function handOffLane(deps: LaneDeps, runId: string): Promise<PumpResult | undefined> {
+  const run = await getRun(deps.db, runId);
+  if (!run || !TERMINAL_STATUSES.has(run.status)) return undefined;
+  await settleMerged(deps, run, [], true);
+  await releaseGlobalSlot(deps, runId);
+  return pumpLane(deps, run.sessionKey);
+}

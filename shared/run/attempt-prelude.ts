@@ -1,0 +1,117 @@
+import { readProfileHealth } from "../aws/auth-profiles";
+import type { RunRecord } from "../aws/runs";
+import { claimWriter, releaseWriter } from "../aws/transcript";
+import { compactTranscript } from "../compaction/compact";
+import { truncateStoredToolResults } from "../compaction/truncate";
+import type { AgentConfig } from "../config/config";
+import { chooseProfile, type ProfileHealth } from "../core/auth-cooldown";
+import { resolveToolResultMaxChars } from "../core/context-budget";
+import { hasFallback, nextModel, type Step } from "../core/decide-steps";
+import type { AttemptOutcome, Decision, LoopState } from "../core/run-loop";
+import { openRunEvents } from "../events/run-events";
+import { EMPTY_HOOKS } from "../hooks/registry";
+import { modelChain, resolveModel } from "../providers/registry";
+import type { RunDeps } from "./deps";
+import { configForProfile, contextWindowFor, profilesFor, providerOf } from "./profiles";
+
+/**
+ * What happens at the loop head before the model is called: choose the auth
+ * profile (skipping profiles that cool down for every run), then carry out a
+ * compaction or truncation the previous decision asked for, sized for the
+ * model that runs now, under the session's writer claim.
+ */
+export interface Prelude {
+  loop: LoopState;
+  /** `provider/model` that runs. */
+  ref: string;
+  /** Configuration with the chosen profile's key in place (resolve the provider from it). */
+  config: AgentConfig;
+  contextTokens: number;
+  /** Health of the chosen profile as read (a success clears an error streak). */
+  profileHealth?: ProfileHealth;
+  /** The context step could not shrink the transcript: decide on this instead of calling the model. */
+  outcome?: AttemptOutcome;
+}
+
+export type PreludeResult = { prelude: Prelude } | { skip: Step };
+
+export async function prepareAttempt(
+  deps: RunDeps,
+  run: RunRecord,
+  loop: LoopState,
+  previous: Decision | undefined,
+  signal: AbortSignal,
+): Promise<PreludeResult> {
+  const ref = modelChain(deps.config, run.model)[loop.modelIndex] ?? run.model;
+  const chosen = await chooseRunProfile(deps, loop, ref);
+  if ("skip" in chosen) return chosen;
+  const config = configForProfile(deps.config, ref, chosen.loop.profileId);
+  const prelude: Prelude = { loop: chosen.loop, ref, config, contextTokens: contextWindowFor(deps.config, ref), profileHealth: chosen.health };
+  if (previous?.action === "compact" || previous?.action === "truncate") {
+    const outcome = await shrinkContext(deps, run, prelude, previous, signal);
+    if (outcome) return { prelude: { ...prelude, outcome } };
+  }
+  return { prelude };
+}
+
+type ChosenProfile = { loop: LoopState; health?: ProfileHealth } | { skip: Step };
+
+async function chooseRunProfile(deps: RunDeps, loop: LoopState, ref: string): Promise<ChosenProfile> {
+  const providerId = providerOf(ref);
+  const profiles = profilesFor(deps.config, providerId);
+  if (profiles.length === 0) return { loop: { ...loop, profileId: undefined } };
+  // One key and nowhere else to go: nothing to choose, so no read.
+  if (profiles.length === 1 && !hasFallback(loop)) return { loop: { ...loop, profileId: profiles[0].id } };
+  const health = await readProfileHealth(deps.db, providerId);
+  const choice = chooseProfile(
+    profiles.map((p) => p.id),
+    health,
+    { pinned: loop.profileId, tried: loop.triedProfiles, model: ref, now: deps.db.now() },
+  );
+  if (!choice) return { loop };
+  if (choice.coolingDown && hasFallback(loop)) {
+    const skipped = nextModel(loop, undefined);
+    return { skip: { ...skipped, decision: { action: "attempt", reason: "profiles_cooling_down" } } };
+  }
+  return { loop: { ...loop, profileId: choice.profileId }, health: health.get(choice.profileId) };
+}
+
+type ShrinkDecision = Extract<Decision, { action: "compact" | "truncate" }>;
+
+async function shrinkContext(deps: RunDeps, run: RunRecord, prelude: Prelude, decision: ShrinkDecision, signal: AbortSignal): Promise<AttemptOutcome | undefined> {
+  const timeoutMs = deps.config.compaction.timeoutSeconds * 1000;
+  const claim = await claimWriter(deps.db, run.sessionId, run.runId, {
+    leaseMs: timeoutMs + 60_000,
+    acquireTimeoutMs: deps.config.session.writeLockAcquireTimeoutMs,
+    allowReentrant: true,
+  });
+  const maxChars = resolveToolResultMaxChars(prelude.contextTokens, deps.config.agent.maxToolResultChars);
+  try {
+    if (decision.action === "truncate") {
+      const cut = await truncateStoredToolResults(deps.db, claim, decision.maxChars ?? maxChars);
+      return cut.rewritten > 0 ? undefined : { kind: "compaction_failed", reason: "no stored tool result is large enough to truncate" };
+    }
+    const events = await openRunEvents(deps, run.runId, run.sessionKey);
+    const { provider, model } = resolveModel(prelude.config, prelude.ref);
+    const result = await compactTranscript(
+      { db: deps.db, claim, run: { runId: run.runId, sessionKey: run.sessionKey }, hooks: deps.hooks ?? EMPTY_HOOKS, events },
+      {
+        trigger: decision.trigger,
+        provider,
+        model,
+        modelRef: prelude.ref,
+        contextTokens: prelude.contextTokens,
+        keepRecentTokens: deps.config.compaction.keepRecentTokens,
+        reserveTokens: deps.config.context.reserveTokens,
+        timeoutMs,
+        signal,
+        thenTruncateToChars: decision.thenTruncate ? maxChars : undefined,
+        willRetry: true,
+      },
+    );
+    await events.flush();
+    return result.ok ? undefined : { kind: "compaction_failed", reason: result.reason };
+  } finally {
+    await releaseWriter(deps.db, claim);
+  }
+}

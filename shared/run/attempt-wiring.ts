@@ -1,0 +1,118 @@
+import type { AttemptSink } from "../agent/attempt";
+import type { AttemptSessionInput } from "../agent/attempt-session";
+import { createDirWorkspaceSource, EMPTY_WORKSPACE, emptyWorkspaceSource, type Workspace, type WorkspaceSource } from "../agent/prompt/workspace";
+import { buildToolSurface } from "../agent/tools/registry";
+import { createUsageMeter } from "../agent/usage-meter";
+import type { RunRecord } from "../aws/runs";
+import { createDynamoToolLedger } from "../aws/tool-ledger";
+import { readSpend, recordSpend } from "../aws/usage";
+import { createTableWorkspaceSource } from "../aws/workspace";
+import type { AgentConfig } from "../config/config";
+import { resolveIdleTimeoutMs } from "../core/idle-timeout";
+import type { Message } from "../core/messages";
+import type { Continuation, ThinkingLevel } from "../core/run-loop";
+import { hooksFromConfig } from "../hooks/from-config";
+import type { ModelProvider } from "../providers/types";
+import type { Db } from "../aws/dynamo";
+import type { RunDeps } from "./deps";
+
+/**
+ * The AWS side of one attempt: where its ports come from. The workspace from
+ * a directory or the table, the tool-call ledger and the spend counters in
+ * DynamoDB, hooks from configuration plus those registered in code, the idle
+ * window from the run's remaining budget. Everything else is in
+ * shared/agent/attempt-session.ts and does not know about AWS.
+ */
+export interface AttemptWiringInput {
+  run: RunRecord;
+  /** Configuration with the chosen auth profile in place. */
+  config: AgentConfig;
+  provider: ModelProvider;
+  model: string;
+  /** `provider/model`. */
+  ref: string;
+  continuation?: Continuation;
+  thinking?: ThinkingLevel;
+  transcript: readonly Message[];
+  sink: AttemptSink;
+  signal: AbortSignal;
+  commitTurn(turn: Message[]): Promise<void>;
+  shouldYield(): boolean;
+}
+
+export async function wireAttemptSession(deps: RunDeps, input: AttemptWiringInput): Promise<AttemptSessionInput> {
+  const { run, config } = input;
+  const workspace = await loadWorkspace(deps, config);
+  const hooks = hooksFromConfig(config.hooks, ({ hook, id, error }) => deps.log.warn("hook failed", { hook, id, error: String(error) })).combinedWith(deps.hooks);
+  const spentBefore = await readSpend(deps.db, run.runId, run.sessionKey);
+  return {
+    provider: input.provider,
+    model: input.model,
+    modelRef: input.ref,
+    transcript: input.transcript,
+    workspace,
+    prompt: {
+      basePrompt: config.agent.systemPrompt,
+      ...(run.extraSystemPrompt ? { extraSystemPrompt: run.extraSystemPrompt } : {}),
+      ...(input.continuation ? { continuation: input.continuation } : {}),
+      bootstrapMaxChars: config.workspace.bootstrapMaxChars,
+      bootstrapTotalMaxChars: config.workspace.bootstrapTotalMaxChars,
+      maxSkillsPromptChars: config.workspace.maxSkillsPromptChars,
+    },
+    context: config.context,
+    maxToolResultChars: config.agent.maxToolResultChars,
+    tools: buildToolSurface({ config: config.tools, skills: workspace.skills, now: deps.db.now }),
+    hooks,
+    ledger: createDynamoToolLedger(deps.db, run.runId, { retentionDays: config.events.retentionDays }),
+    meter: createUsageMeter({
+      pricing: config.pricing[input.ref],
+      budgets: config.budgets,
+      spentBefore,
+      // Best effort: a lost counter update only loosens a budget; crashing would waste the model call it counts.
+      persist: (usage, spend, wasted) =>
+        recordSpend(deps.db, { runId: run.runId, sessionKey: run.sessionKey }, usage, spend, wasted).catch((error: unknown) =>
+          deps.log.warn("spend counters not updated", { runId: run.runId, error: String(error) }),
+        ),
+    }),
+    commitTurn: input.commitTurn,
+    sink: input.sink,
+    toolContext: { runId: run.runId, sessionKey: run.sessionKey, signal: input.signal },
+    idleTimeoutMs: idleTimeoutFor(deps, config, input.ref, run),
+    maxOutputTokens: config.agent.maxOutputTokens,
+    ...(input.thinking ? { thinking: input.thinking } : {}),
+    maxToolRounds: config.agent.maxToolRounds,
+    toolTimeoutMs: config.tools.timeoutSeconds * 1000,
+    shouldYield: input.shouldYield,
+    now: deps.db.now,
+  };
+}
+
+/** A broken workspace must not stop every run: the prompt goes without it and the log says why. */
+async function loadWorkspace(deps: RunDeps, config: AgentConfig): Promise<Workspace> {
+  const source = workspaceSource(deps.db, config);
+  try {
+    return await source.load();
+  } catch (error) {
+    deps.log.warn("workspace not loaded; continuing without bootstrap files and skills", { source: source.kind, error: String(error) });
+    return EMPTY_WORKSPACE;
+  }
+}
+
+/** `auto`: the configured directory if there is one, else the workspace item in the table. */
+export function workspaceSource(db: Db, config: AgentConfig): WorkspaceSource {
+  const { source, dir } = config.workspace;
+  if (source === "none") return emptyWorkspaceSource;
+  if (source === "dir" || (source === "auto" && dir)) return dir ? createDirWorkspaceSource(dir) : emptyWorkspaceSource;
+  return createTableWorkspaceSource(db);
+}
+
+/** The idle window: configured, extended by the provider's timeoutSeconds, never past the run's remaining budget. */
+function idleTimeoutFor(deps: RunDeps, config: AgentConfig, ref: string, run: RunRecord): number | undefined {
+  const providerId = ref.slice(0, ref.indexOf("/")) as keyof AgentConfig["providers"];
+  const unlimited = run.timeoutMs === 0 || run.startedAt === undefined;
+  return resolveIdleTimeoutMs({
+    idleTimeoutSeconds: config.agent.idleTimeoutSeconds,
+    providerTimeoutSeconds: config.providers[providerId]?.timeoutSeconds,
+    runRemainingMs: unlimited ? undefined : run.startedAt! + run.timeoutMs - deps.db.now(),
+  });
+}

@@ -1,0 +1,100 @@
+import { getRun, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
+import { RunNotFoundError } from "../aws/errors";
+import type { AttemptSink } from "../agent/attempt";
+import { beforeAttempt, decideNext } from "../core/decide";
+import type { Step } from "../core/decide-steps";
+import type { AttemptOutcome, Decision, FinalizeDecision, LoopState } from "../core/run-loop";
+import { prepareAttempt, type Prelude } from "./attempt-prelude";
+import type { RunDeps } from "./deps";
+import { GuardMonitor } from "./guard-monitor";
+import { applyEffects, continueAsNew, withPromptFacts } from "./loop-effects";
+import type { StepPointer } from "./pointer";
+import { watchRun } from "./run-watch";
+
+/** Runs one attempt; the step supplies it (shared/run/attempt-step.ts executeAttempt). */
+export type AttemptRunner = (
+  run: RunRecord,
+  prelude: Prelude,
+  signal: AbortSignal,
+  wrapSink: <S extends AttemptSink>(sink: S) => S,
+) => Promise<{ outcome: AttemptOutcome }>;
+
+export interface IterationInput {
+  runId: string;
+  loop: LoopState;
+  /** The decision that led here (a compaction or truncation to carry out first). */
+  decision?: Decision;
+}
+
+/**
+ * One iteration of the outer loop, as the Attempt task runs it: the loop head
+ * (execution history and iteration budgets), the prelude (auth profile,
+ * compaction / truncation), one attempt on the latest committed transcript,
+ * then the pure decision and its side effects. Returns pointers and counters only.
+ */
+export async function runLoopIteration(deps: RunDeps, input: IterationInput, runAttempt: AttemptRunner): Promise<StepPointer> {
+  let loop = input.loop;
+  let previous = input.decision;
+  for (;;) {
+    const head = beforeAttempt(loop);
+    if (head.decision.action === "continue_as_new") {
+      await continueAsNew(deps, input.runId, head.loop);
+      return pointer(input.runId, head);
+    }
+    if (head.decision.action !== "attempt") return pointer(input.runId, head);
+    const run = await getRun(deps.db, input.runId);
+    if (!run) throw new RunNotFoundError(input.runId);
+    const early = endedBeforeAttempt(run, deps.db.now());
+    if (early) return { runId: run.runId, loop: head.loop, decision: early };
+    const watch = watchRun(deps.db, run.runId, runDeadline(run));
+    try {
+      const prepared = await prepareAttempt(deps, run, head.loop, previous, watch.signal);
+      if ("skip" in prepared) {
+        // Every profile of this model cools down: move on without calling it (same task, no extra transition).
+        await applyEffects(deps, run, prepared.skip);
+        loop = prepared.skip.loop;
+        previous = undefined;
+        continue;
+      }
+      const step = await attemptAndDecide(deps, run, prepared.prelude, watch.signal, runAttempt);
+      if (watch.reason() === "run_timeout") return { runId: run.runId, loop: head.loop, decision: timeoutDecision(run) };
+      return pointer(run.runId, step);
+    } finally {
+      watch.stop();
+    }
+  }
+}
+
+async function attemptAndDecide(deps: RunDeps, run: RunRecord, prelude: Prelude, signal: AbortSignal, runAttempt: AttemptRunner): Promise<Step> {
+  if (prelude.outcome) return decideNext(prelude.loop, prelude.outcome);
+  const monitor = new GuardMonitor(prelude.loop.guard);
+  const report = await runAttempt(run, prelude, AbortSignal.any([signal, monitor.signal]), (sink) => monitor.wrap(sink));
+  const tripped = monitor.tripped;
+  const outcome: AttemptOutcome = tripped ? { kind: "compaction_loop", ...tripped } : await withPromptFacts(deps, run, prelude, report.outcome);
+  const step = decideNext({ ...prelude.loop, guard: monitor.guard }, outcome);
+  await applyEffects(deps, run, step, { prelude, outcome });
+  return step;
+}
+
+function pointer(runId: string, step: Step): StepPointer {
+  return { runId, loop: step.loop, decision: step.decision };
+}
+
+function endedBeforeAttempt(run: RunRecord, now: number): FinalizeDecision | undefined {
+  if (TERMINAL_STATUSES.has(run.status)) return { action: "finalize", status: "aborted", reason: "already_ended" };
+  if (run.abortRequestedAt !== undefined) {
+    return { action: "finalize", status: "aborted", reason: "abort_requested", error: "The run was aborted.", livenessState: "abandoned" };
+  }
+  const deadline = runDeadline(run);
+  if (deadline !== undefined && now >= deadline) return timeoutDecision(run);
+  return undefined;
+}
+
+export function runDeadline(run: RunRecord): number | undefined {
+  return run.timeoutMs > 0 && run.startedAt !== undefined ? run.startedAt + run.timeoutMs : undefined;
+}
+
+function timeoutDecision(run: RunRecord): FinalizeDecision {
+  const error = `The run exceeded its time budget of ${Math.round(run.timeoutMs / 1000)} s.`;
+  return { action: "finalize", status: "timeout", reason: "run_timeout", error, errorKind: "timeout", livenessState: "blocked" };
+}

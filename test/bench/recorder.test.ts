@@ -1,0 +1,41 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { driveRun, openClient } from "../../bench/harness";
+import { UsageRecorder } from "../../bench/recorder";
+import { startLocalStack, type LocalStack } from "../../infra/local/stack";
+import { loadAgentConfig } from "../../shared/config/config";
+
+let stack: LocalStack;
+const recorder = new UsageRecorder({ meter: true });
+
+beforeAll(async () => {
+  stack = await startLocalStack({ config: loadAgentConfig({}), observe: recorder.observer() });
+}, 60_000);
+afterAll(async () => stack?.close());
+
+describe("usage recorder on the local stack (offline model)", () => {
+  it("sees one run's invocations, state transitions, execution and metered AWS calls", async () => {
+    // Prepare
+    const client = await openClient(stack);
+    await stack.idle();
+    const mark = recorder.mark();
+    // Act
+    const run = await driveRun(client, { sessionKey: "recorder-1", shape: "one-call", runTag: "rec-1" });
+    await stack.idle();
+    const usage = recorder.since(mark);
+    await client.close();
+    // Assess
+    expect(run.phase).toBe("end");
+    for (const key of ["dispatcher", "run-start", "attempt", "run-finalize"] as const) {
+      expect(usage.lambda[key]?.invocations).toBeGreaterThanOrEqual(1);
+      expect(usage.lambda[key]?.billedMs).toBeGreaterThanOrEqual(1);
+    }
+    expect(usage.transitionsByState).toMatchObject({ StartRun: 1, Attempt: 1, FinalizeRun: 1 });
+    expect(usage.executionsClosed).toBe(1);
+    expect(recorder.executionsByName.get(run.runId)).toBe(1);
+    expect(usage.sdk["sfn:StartExecution"]?.calls).toBe(1);
+    expect(usage.sdk["sqs:SendMessage"]?.billedRequests).toBe(1);
+    expect(usage.sdk["dynamodb:PutItem"]?.writeUnits).toBeGreaterThan(0);
+    expect(usage.sdk["dynamodb:GetItem"]?.readUnits).toBeGreaterThan(0);
+    expect(usage.sdk["apigw-management:PostToConnection"]?.calls).toBeGreaterThanOrEqual(3);
+  });
+});

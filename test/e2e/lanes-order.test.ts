@@ -1,0 +1,68 @@
+/**
+ * Issue 6, "How to prove it": 50 messages to one session from concurrent
+ * clients start strictly one at a time, in acceptance order; and the time
+ * from one run's end to the next queued run's start on the local stack.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startLocalStack, type LocalStack } from "../../infra/local/stack";
+import { getSession } from "../../shared/aws/sessions";
+import { readTranscript } from "../../shared/aws/transcript";
+import { loadAgentConfig } from "../../shared/config/config";
+import { allEnded, median, percentile, postAgent, type Posted } from "./lanes-support";
+
+let stack: LocalStack;
+beforeAll(async () => {
+  stack = await startLocalStack({ config: loadAgentConfig({}), sweepIntervalMs: 0 });
+}, 60_000);
+afterAll(async () => stack?.close());
+
+const CLIENTS = 5;
+const PER_CLIENT = 10;
+
+describe("one session, 50 messages from 5 concurrent clients", () => {
+  it("starts them strictly one at a time, in acceptance order, each exactly once", async () => {
+    // Prepare / Act: each client sends its 10 messages one after the other (the next once the previous is answered).
+    const sent: (Posted & { text: string })[] = [];
+    await Promise.all(
+      Array.from({ length: CLIENTS }, async (_, client) => {
+        for (let i = 0; i < PER_CLIENT; i += 1) {
+          const text = `client ${client} message ${i}`;
+          const posted = await postAgent(stack, { sessionKey: "lanes-order", message: text, queue: { mode: "followup", cap: 100 } });
+          sent.push({ ...posted, text });
+        }
+      }),
+    );
+    expect(sent.map((s) => s.status).every((status) => status === 202)).toBe(true);
+    expect(new Set(sent.map((s) => s.body.status))).toEqual(new Set(["accepted", "queued"]));
+    const runs = await allEnded(stack, sent.map((s) => s.body.runId), 120_000);
+
+    // Assess: every run ended ok, and no two ever overlapped.
+    expect(runs.every((run) => run.status === "ok")).toBe(true);
+    const byStart = [...runs].sort((a, b) => a.startedAt! - b.startedAt!);
+    for (let i = 1; i < byStart.length; i += 1) expect(byStart[i].startedAt!).toBeGreaterThanOrEqual(byStart[i - 1].endedAt!);
+
+    // Acceptance order: a message answered before another was sent starts before it.
+    const startOf = new Map(runs.map((run) => [run.runId, run.startedAt!]));
+    let pairs = 0;
+    for (const a of sent) {
+      for (const b of sent) {
+        if (a.answeredAt < b.sentAt) {
+          pairs += 1;
+          expect(startOf.get(a.body.runId)!, `${a.text} before ${b.text}`).toBeLessThan(startOf.get(b.body.runId)!);
+        }
+      }
+    }
+    expect(pairs).toBeGreaterThan(CLIENTS * PER_CLIENT);
+
+    // The transcript holds each message once, in the order the runs started.
+    const session = await getSession(stack.deps.db, "lanes-order");
+    const users = (await readTranscript(stack.deps.db, session!.sessionId)).filter((e) => e.message.role === "user").map((e) => e.runId);
+    expect(users).toEqual(byStart.map((run) => run.runId));
+
+    // Hand-over: from a run's end to the next queued run's start.
+    const gaps = byStart.slice(1).map((run, i) => run.startedAt! - byStart[i].endedAt!);
+    const report = { handoverMedianMs: median(gaps), handoverP90Ms: percentile(gaps, 90), handoverMaxMs: Math.max(...gaps) };
+    console.log(`lanes-order: ${JSON.stringify(report)}`);
+    expect(report.handoverMaxMs).toBeLessThan(10_000); // "within seconds", never a visibility timeout
+  }, 180_000);
+});

@@ -1,0 +1,213 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startLocalStack, type LocalStack } from "../../infra/local/stack";
+import { getRun } from "../../shared/aws/runs";
+import { loadAgentConfig } from "../../shared/config/config";
+import { chat, FakeOpenAIServer, openAIErrorBody } from "../support/fake-openai-server";
+import { cliAgent, cliAgentsList, cliChatAbort, cliConnect } from "../support/openclaw-frames";
+import { TestWsClient, type Frame } from "../support/ws-client";
+
+/**
+ * Issue 9: the frames OpenClaw's CLI sends (captured on the wire, see
+ * test/support/openclaw-frames.ts) replayed against the local stack, with the
+ * server's answers checked frame by frame against what that client needs
+ * (reference section 0): challenge, hello, ack, the final answer on the same
+ * request id, dedupe, agents.list, chat.abort, failures.
+ */
+let stack: LocalStack;
+let oai: FakeOpenAIServer;
+
+beforeAll(async () => {
+  oai = await FakeOpenAIServer.start();
+  const config = loadAgentConfig({ OPENAI_API_KEY: "test", OPENAI_BASE_URL: oai.baseURL, MODEL: "openai/gpt-4o" });
+  stack = await startLocalStack({ config });
+}, 60_000);
+afterAll(async () => {
+  await stack?.close();
+  await oai?.close();
+});
+
+const isRes = (id: string) => (f: Frame) => f.type === "res" && f.id === id;
+const isFinal = (id: string) => (f: Frame) => isRes(id)(f) && f.payload?.status !== "accepted";
+const slowPong = (words: number, frameDelayMs: number) => ({ ...chat.stream({ text: [...Array.from({ length: words }, () => "p"), "ong"] }), frameDelayMs });
+
+/** Opens a socket the way the CLI does: wait for the challenge, then `connect`. */
+async function cliSession(scopes?: string[]): Promise<{ client: TestWsClient; hello: Frame; challenge: Frame }> {
+  const client = await TestWsClient.open(stack.webSocketUrl);
+  const challenge = await client.waitFor((f) => f.type === "event", 15_000);
+  const connect = cliConnect(stack.authToken, scopes);
+  client.sendRaw(JSON.stringify(connect));
+  const hello = await client.waitFor(isRes(connect.id));
+  return { client, hello, challenge };
+}
+
+describe("OpenClaw CLI handshake", () => {
+  it("pushes connect.challenge first, then answers connect with hello-ok", async () => {
+    const { client, hello, challenge } = await cliSession();
+    try {
+      expect(client.frames[0]).toBe(challenge);
+      expect(challenge).toMatchObject({ type: "event", event: "connect.challenge", payload: { nonce: expect.stringMatching(/.+/), ts: expect.any(Number) } });
+      expect(Number.isSafeInteger(challenge.payload.ts)).toBe(true);
+      expect(hello).toMatchObject({
+        ok: true,
+        payload: {
+          type: "hello-ok",
+          protocol: expect.any(Number),
+          server: { name: "serverless-agent-runner", version: expect.any(String) },
+          auth: { method: "token", role: "operator", scopes: ["operator.write"] },
+          policy: { maxPayload: 128 * 1024, maxFrameBytes: 32 * 1024, tickIntervalMs: expect.any(Number) },
+        },
+      });
+      expect(hello.payload.features.methods).toEqual(expect.arrayContaining(["connect", "agent", "agent.wait", "agents.list", "chat.abort", "events.replay", "runs.abort", "sessions.list"]));
+      expect(hello.payload.features.events).toEqual(expect.arrayContaining(["connect.challenge", "agent", "chat"]));
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("answers a wrong token with ok:false, a code and a message (the CLI prints it and exits 1)", async () => {
+    const client = await TestWsClient.open(stack.webSocketUrl);
+    try {
+      await client.waitFor((f) => f.event === "connect.challenge");
+      const connect = cliConnect("not-the-token");
+      client.sendRaw(JSON.stringify(connect));
+      const res = await client.waitFor(isRes(connect.id));
+      expect(res).toMatchObject({ ok: false, error: { code: "UNAUTHORIZED", message: expect.stringContaining("token mismatch"), details: { code: "AUTH_TOKEN_MISMATCH" } } });
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe("OpenClaw CLI turn", () => {
+  it("acks, then sends the final answer with the reply text on the same request id, to that connection only", async () => {
+    oai.enqueue(chat.text("pong"));
+    const { client } = await cliSession();
+    const watcher = await cliSession(["operator.read"]);
+    try {
+      await watcher.client.request("sessions.subscribe", { sessionKey: "agent:main:explicit:proto-a1" });
+      const agent = cliAgent("Say pong", { sessionId: "proto-a1" });
+      client.sendRaw(JSON.stringify(agent));
+      const ack = await client.waitFor(isRes(agent.id));
+      expect(ack).toMatchObject({ ok: true, payload: { status: "accepted", runId: expect.any(String), agentId: "main", sessionKey: "agent:main:explicit:proto-a1", acceptedAt: expect.any(Number) } });
+      const final = await client.waitFor(isFinal(agent.id), 30_000);
+      expect(final).toMatchObject({
+        type: "res",
+        ok: true,
+        payload: { runId: ack.payload.runId, status: "ok", summary: "completed", result: { payloads: [{ text: "pong", mediaUrl: null }], meta: expect.any(Object) } },
+      });
+      // Events ride along for UIs, each with sessionKey and agentId; the CLI ignores them.
+      const events = client.frames.filter((f) => f.type === "event" && (f.event === "agent" || f.event === "chat"));
+      expect(events.length).toBeGreaterThan(2);
+      for (const event of events) expect(event.payload).toMatchObject({ sessionKey: "agent:main:explicit:proto-a1", agentId: "main" });
+      expect(events.filter((f) => f.event === "chat").map((f) => f.payload.state)).toEqual(["delta", "final"]);
+      // The subscriber saw the stream, never the answer meant for the requester.
+      await watcher.client.waitFor((f) => f.event === "chat" && f.payload?.state === "final" && f.payload?.runId === ack.payload.runId);
+      expect(watcher.client.frames.filter((f) => f.type === "res" && f.id === agent.id)).toEqual([]);
+      expect((await getRun(stack.deps.db, ack.payload.runId))?.requester).toMatchObject({ requestId: agent.id });
+    } finally {
+      await client.close();
+      await watcher.client.close();
+    }
+  }, 60_000);
+
+  it("answers a repeated idempotency key with in_flight while running and the cached final after", async () => {
+    oai.enqueue(slowPong(60, 20));
+    const first = await cliSession();
+    const second = await cliSession();
+    try {
+      const agent = cliAgent("Say pong slowly", { sessionId: "proto-dup" });
+      first.client.sendRaw(JSON.stringify(agent));
+      const ack = await first.client.waitFor(isRes(agent.id));
+      // The CLI re-sends the very same frame after a reconnect.
+      const again = { ...agent, id: "2:resent-while-running" };
+      second.client.sendRaw(JSON.stringify(again));
+      expect(await second.client.waitFor(isRes(again.id))).toMatchObject({ ok: true, payload: { status: "in_flight", runId: ack.payload.runId } });
+      const final = await first.client.waitFor(isFinal(agent.id), 30_000);
+      const later = { ...agent, id: "2:resent-after-the-end" };
+      second.client.sendRaw(JSON.stringify(later));
+      const cached = await second.client.waitFor(isRes(later.id));
+      expect(cached).toMatchObject({ ok: true, payload: { status: "ok", runId: ack.payload.runId } });
+      expect(cached.payload.result).toEqual(final.payload.result);
+    } finally {
+      await first.client.close();
+      await second.client.close();
+    }
+  }, 60_000);
+
+  it("fails with ok:false, UNAVAILABLE and the run's error summary", async () => {
+    oai.enqueue(chat.error(400, openAIErrorBody("Invalid value for 'messages'.", "invalid_request_error")));
+    const { client } = await cliSession();
+    try {
+      const agent = cliAgent("this will fail", { sessionId: "proto-e1" });
+      client.sendRaw(JSON.stringify(agent));
+      const final = await client.waitFor(isFinal(agent.id), 30_000);
+      expect(final).toMatchObject({ ok: false, payload: { status: "error", summary: expect.any(String) }, error: { code: "UNAVAILABLE", message: expect.any(String) } });
+      expect(final.error?.message).toBe(final.payload.summary);
+      expect(client.frames.find((f) => f.event === "chat" && f.payload?.state === "error")?.payload).toMatchObject({ errorMessage: final.payload.summary });
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
+
+  it("bounds the run by the client's timeout", async () => {
+    oai.enqueue(slowPong(200, 50));
+    const { client } = await cliSession();
+    try {
+      const agent = cliAgent("take your time", { sessionId: "proto-t1" }, undefined, 1);
+      client.sendRaw(JSON.stringify(agent));
+      const final = await client.waitFor(isFinal(agent.id), 30_000);
+      expect(final).toMatchObject({ ok: false, payload: { status: "timeout" }, error: { code: "TIMEOUT" } });
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
+});
+
+describe("OpenClaw CLI side methods", () => {
+  it("agents.list names the agent the CLI then picks, and a turn without selector uses its main session", async () => {
+    const listing = await cliSession(["operator.read"]);
+    try {
+      const list = cliAgentsList();
+      listing.client.sendRaw(JSON.stringify(list));
+      expect(await listing.client.waitFor(isRes(list.id))).toMatchObject({ ok: true, payload: { defaultId: "main", agents: [{ id: "main" }] } });
+    } finally {
+      await listing.client.close();
+    }
+    oai.enqueue(chat.text("pong"));
+    const { client } = await cliSession();
+    try {
+      const agent = cliAgent("Say pong", { agentId: "main" });
+      client.sendRaw(JSON.stringify(agent));
+      expect(await client.waitFor(isRes(agent.id))).toMatchObject({ payload: { status: "accepted", sessionKey: "agent:main:main" } });
+      expect(await client.waitFor(isFinal(agent.id), 30_000)).toMatchObject({ ok: true, payload: { status: "ok" } });
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
+
+  it("chat.abort (the CLI's SIGINT) stops the run; the final answer says aborted", async () => {
+    oai.enqueue(slowPong(300, 50));
+    const { client } = await cliSession();
+    try {
+      const agent = cliAgent("never mind", { sessionId: "proto-s4" });
+      client.sendRaw(JSON.stringify(agent));
+      const ack = await client.waitFor(isRes(agent.id));
+      await client.waitFor((f) => f.event === "agent" && f.payload?.stream === "assistant");
+      const abort = cliChatAbort("agent:main:explicit:proto-s4", ack.payload.runId);
+      client.sendRaw(JSON.stringify(abort));
+      expect(await client.waitFor(isRes(abort.id))).toMatchObject({ ok: true, payload: { aborted: true, runIds: [ack.payload.runId] } });
+      expect(await client.waitFor(isFinal(agent.id), 30_000)).toMatchObject({ ok: false, payload: { status: "aborted" }, error: { code: "ABORTED" } });
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
+
+  it("keeps answering unknown methods with ok:false and a code", async () => {
+    const { client } = await cliSession();
+    try {
+      expect(await client.request("health", {})).toMatchObject({ ok: false, error: { code: "UNKNOWN_METHOD", message: expect.any(String) } });
+    } finally {
+      await client.close();
+    }
+  });
+});
