@@ -11,7 +11,8 @@ import type { BenchModelServer } from "./model-server";
 import { messageFor, type Shape } from "./shapes";
 
 export const BENCH_MODEL = "openai/bench";
-const RUN_TIMEOUT_MS = 60_000;
+/** How long a client waits for a run's end by default. */
+export const RUN_TIMEOUT_MS = 60_000;
 
 export function benchConfig(model: BenchModelServer): AgentConfig {
   return AgentConfigSchema.parse({
@@ -56,7 +57,8 @@ export const isLifecycleEnd = (runId: string) => (frame: Frame) =>
   frame.payload?.stream === "lifecycle" &&
   (frame.payload?.data?.phase === "end" || frame.payload?.data?.phase === "error");
 
-export async function driveRun(client: TestWsClient, spec: RunSpec): Promise<DrivenRun> {
+/** `patienceMs`: how long to wait for the end before giving up (`timeout`). */
+export async function driveRun(client: TestWsClient, spec: RunSpec, patienceMs = RUN_TIMEOUT_MS): Promise<DrivenRun> {
   const started = performance.now();
   const res = await client.request(
     "agent",
@@ -66,7 +68,7 @@ export async function driveRun(client: TestWsClient, spec: RunSpec): Promise<Dri
   if (!res.ok) throw new Error(`bench: agent request failed: ${JSON.stringify(res.error)}`);
   const runId = res.payload.runId as string;
   try {
-    const end = await client.waitFor(isLifecycleEnd(runId), RUN_TIMEOUT_MS);
+    const end = await client.waitFor(isLifecycleEnd(runId), patienceMs);
     const phase = end.payload.data.phase as "end" | "error";
     return { runId, runTag: spec.runTag, ms: performance.now() - started, phase, cached: res.payload.cached === true };
   } catch {

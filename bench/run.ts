@@ -73,6 +73,12 @@ function parseArgs(argv: string[]) {
   return { quick: Boolean(flag("quick")), only, note: value("note"), out: value("out") };
 }
 
+/** The command as typed, with the note (printed on its own) shortened. */
+function commandLine(args: string[]): string {
+  const shown = args.map((arg) => (arg.startsWith("--note=") ? '--note="…"' : arg));
+  return `npm run bench${shown.length ? ` -- ${shown.join(" ")}` : ""}`;
+}
+
 function machine() {
   const gitCommit = (() => {
     try {
@@ -99,7 +105,7 @@ async function main(): Promise<void> {
   const results: BenchResults = {
     meta: {
       date: startedAt.toISOString(),
-      command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}`,
+      command: commandLine(process.argv.slice(2)),
       profile: args.quick ? "quick" : "full",
       machine: machine(),
       loadAverageAtStart: loadavg().map((n) => Math.round(n * 100) / 100),

@@ -1,6 +1,6 @@
 import { assistantText, toolCallsOf, type AssistantMessage, type Message, type ToolCallBlock, type ToolResultMessage, type UserMessage } from "../core/messages";
 import type { AttemptResult } from "../core/attempt-result";
-import { checkContextGuard } from "../core/context-budget";
+import { checkContextGuard, contextChars, estimateTokens } from "../core/context-budget";
 import type { AttemptOutcome, ThinkingLevel } from "../core/run-loop";
 import type { HookRegistry } from "../hooks/registry";
 import { EMPTY_HOOKS } from "../hooks/registry";
@@ -162,7 +162,8 @@ class AttemptRun {
       kind: "failed",
       failure,
       completedModelProgress: this.recorder.modelTurns > 0,
-      ...(this.recorder.lastPromptTokens !== undefined ? { promptTokens: this.recorder.lastPromptTokens } : {}),
+      // The provider's count when a call reported one, else the same estimate the precheck uses.
+      promptTokens: this.recorder.lastPromptTokens ?? estimateTokens(contextChars(this.params.system, this.messages)),
       ...(this.params.contextWindowTokens !== undefined ? { contextTokens: this.params.contextWindowTokens } : {}),
     };
   }

@@ -31,29 +31,50 @@ export function priorityRank(priority: number): number {
   return 1 - Math.max(-1, Math.min(1, priority));
 }
 
-export async function acquireSlot(db: Db, runId: string, cap: number): Promise<boolean> {
-  const acquire = () =>
-    db.doc.send(
+/**
+ * `acquired`: this call took the slot (its `since` is the returned stamp);
+ * `held`: the run already had one (an earlier, possibly crashed, caller);
+ * `full`: no slot free.
+ */
+export type SlotClaim = { outcome: "acquired"; since: number } | { outcome: "held" } | { outcome: "full" };
+
+export async function acquireSlot(db: Db, runId: string, cap: number): Promise<SlotClaim> {
+  const since = db.now();
+  const acquire = async (): Promise<SlotClaim> => {
+    const out = await db.doc.send(
       new UpdateCommand({
         TableName: db.table,
         Key: keys.globalSlots(GLOBAL_LANE),
         UpdateExpression: "SET holders.#run = if_not_exists(holders.#run, :now)",
-        ConditionExpression: "attribute_exists(holders.#run) OR size(holders) < :cap",
+        // A missing map passes the condition and then fails the update (ValidationException): see below.
+        ConditionExpression: "attribute_not_exists(holders) OR attribute_exists(holders.#run) OR size(holders) < :cap",
         ExpressionAttributeNames: { "#run": runId },
-        ExpressionAttributeValues: { ":now": db.now(), ":cap": cap },
+        ExpressionAttributeValues: { ":now": since, ":cap": cap },
+        ReturnValues: "UPDATED_OLD",
       }),
     );
+    const before = (out.Attributes?.holders as Record<string, number> | undefined)?.[runId];
+    return before === undefined ? { outcome: "acquired", since } : { outcome: "held" };
+  };
   try {
-    await acquire();
-    return true;
+    return await acquire();
   } catch (error) {
-    if (isConditionFailure(error)) {
-      // The very first acquire finds no item: the condition fails on the missing map. Create it once.
-      if (await createSlotsItem(db)) return conditionally(acquire);
-      return false;
-    }
+    if (isConditionFailure(error)) return { outcome: "full" };
+    if ((error as { name?: string }).name !== "ValidationException") throw error;
+  }
+  // The very first acquire: no map to set a path in. Create the item (once, whoever wins) and try again.
+  await createSlotsItem(db);
+  try {
+    return await acquire();
+  } catch (error) {
+    if (isConditionFailure(error)) return { outcome: "full" };
     throw error;
   }
+}
+
+/** Slots in use and the cap's room, one read (the global pump's cheap "is anything free?"). */
+export async function slotsInUse(db: Db): Promise<number> {
+  return Object.keys(await slotHolders(db)).length;
 }
 
 async function createSlotsItem(db: Db): Promise<boolean> {
@@ -68,15 +89,17 @@ async function createSlotsItem(db: Db): Promise<boolean> {
   );
 }
 
-export async function releaseSlot(db: Db, runId: string): Promise<boolean> {
+/** Frees the run's slot; with `since`, only the very acquisition that wrote that stamp. */
+export async function releaseSlot(db: Db, runId: string, since?: number): Promise<boolean> {
   return conditionally(() =>
     db.doc.send(
       new UpdateCommand({
         TableName: db.table,
         Key: keys.globalSlots(GLOBAL_LANE),
         UpdateExpression: "REMOVE holders.#run",
-        ConditionExpression: "attribute_exists(holders.#run)",
+        ConditionExpression: since === undefined ? "attribute_exists(holders.#run)" : "holders.#run = :since",
         ExpressionAttributeNames: { "#run": runId },
+        ...(since === undefined ? {} : { ExpressionAttributeValues: { ":since": since } }),
       }),
     ),
   );

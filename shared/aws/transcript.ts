@@ -112,11 +112,11 @@ async function currentWriter(db: Db, sessionId: string): Promise<string | undefi
  * advanced claim. `leading` entries (a session_start note) go in the same
  * commit, before the turn.
  */
-export async function appendTurn(db: Db, claim: WriterClaim, turn: Message[], leading: EntryBody[] = []): Promise<WriterClaim> {
+export async function appendTurn(db: Db, claim: WriterClaim, turn: Message[], leading: EntryBody[] = [], options: AppendOptions = {}): Promise<WriterClaim> {
   const violations = checkTurn(claim.lastMessage, turn);
   if (violations.length > 0) throw new TranscriptInvariantError(violations);
   if (leading.some((body) => isMessageEntry(body))) throw new TranscriptInvariantError(["messages_must_be_in_the_turn"]);
-  const committed = await appendBodies(db, claim, [...leading, ...turn.map((message) => ({ message }))]);
+  const committed = await appendBodies(db, claim, [...leading, ...turn.map((message) => ({ message }))], options);
   return { ...committed, lastMessage: turn[turn.length - 1], lastRunId: claim.runId };
 }
 
@@ -131,13 +131,18 @@ export async function appendEntries(db: Db, claim: WriterClaim, bodies: EntryBod
   return appendBodies(db, claim, bodies);
 }
 
-async function appendBodies(db: Db, claim: WriterClaim, bodies: EntryBody[]): Promise<WriterClaim> {
+export interface AppendOptions {
+  /** Give the claim up in the commit itself (one write instead of two when this is the step's last append). */
+  release?: boolean;
+}
+
+async function appendBodies(db: Db, claim: WriterClaim, bodies: EntryBody[], options: AppendOptions = {}): Promise<WriterClaim> {
   const ts = db.now();
   const entries = bodies.map((body, i) =>
     TranscriptEntrySchema.parse({ v: 1, sessionId: claim.sessionId, seq: claim.nextSeq + i, runId: claim.runId, epoch: claim.epoch, ts, ...body }) as TranscriptEntry,
   );
   for (const entry of entries) await putEntry(db, claim, fitItem(entry));
-  await commitHead(db, claim, entries.length);
+  await commitHead(db, claim, entries.length, options.release === true);
   return { ...claim, nextSeq: claim.nextSeq + entries.length };
 }
 
@@ -192,13 +197,13 @@ async function putEntry(db: Db, claim: WriterClaim, entry: TranscriptEntry): Pro
   if (!written) throw new WriterFencedError(claim.sessionId, claim.runId);
 }
 
-async function commitHead(db: Db, claim: WriterClaim, count: number): Promise<void> {
+async function commitHead(db: Db, claim: WriterClaim, count: number, release: boolean): Promise<void> {
   const committed = await conditionally(() =>
     db.doc.send(
       new UpdateCommand({
         TableName: db.table,
         Key: keys.transcriptHead(claim.sessionId),
-        UpdateExpression: "SET nextSeq = :next",
+        UpdateExpression: release ? "SET nextSeq = :next REMOVE writerRunId, leaseUntil" : "SET nextSeq = :next",
         ConditionExpression: "writerEpoch = :epoch AND nextSeq = :expected",
         ExpressionAttributeValues: { ":next": claim.nextSeq + count, ":epoch": claim.epoch, ":expected": claim.nextSeq },
       }),

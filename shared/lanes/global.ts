@@ -1,4 +1,4 @@
-import { addGlobalWaiter, acquireSlot, listGlobalWaiters, releaseSlot, removeGlobalWaiter } from "../aws/global-lane";
+import { addGlobalWaiter, acquireSlot, listGlobalWaiters, releaseSlot, removeGlobalWaiter, slotsInUse } from "../aws/global-lane";
 import { getRun, recordExecution, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
 import { isStartable } from "../aws/lane-runs";
 import { PRIORITY } from "../core/queue-settings";
@@ -15,7 +15,9 @@ const MAX_GLOBAL_STARTS = 100;
  */
 export async function ensureStarted(deps: LaneDeps, run: RunRecord): Promise<void> {
   const cap = globalCap(deps);
-  if (cap > 0 && !(await acquireSlot(deps.db, run.runId, cap))) {
+  const slot = cap > 0 ? await takeSlot(deps, run.runId, cap) : "go";
+  if (slot === "gone") return;
+  if (slot === "full") {
     await addGlobalWaiter(deps.db, {
       runId: run.runId,
       sessionKey: run.sessionKey,
@@ -43,15 +45,38 @@ export async function pumpGlobalLane(deps: LaneDeps): Promise<void> {
   const cap = globalCap(deps);
   if (cap <= 0) return;
   for (let step = 0; step < MAX_GLOBAL_STARTS; step += 1) {
+    // Full: nothing to hand out (one read instead of a query and a refused write). Whoever frees a slot pumps again.
+    if ((await slotsInUse(deps.db)) >= cap) return;
     const [waiter] = await listGlobalWaiters(deps.db, 1);
     if (!waiter) return;
     const run = await getRun(deps.db, waiter.runId);
     if (run && isStartable(run)) {
-      if (!(await acquireSlot(deps.db, run.runId, cap))) return;
-      await startExecution(deps, run.runId);
+      const slot = await takeSlot(deps, run.runId, cap);
+      if (slot === "full") return;
+      if (slot === "go") await startExecution(deps, run.runId);
     }
     await removeGlobalWaiter(deps.db, waiter);
   }
+}
+
+/**
+ * A slot for a run that may start. A slot this call newly took for a run that
+ * started or ended meanwhile (another pump got there first, the run finished)
+ * is given back at once, so an ended run never keeps a slot. `held` means an
+ * earlier caller took it and may have died before starting the execution:
+ * starting again is harmless.
+ */
+async function takeSlot(deps: LaneDeps, runId: string, cap: number): Promise<"go" | "full" | "gone"> {
+  const claim = await acquireSlot(deps.db, runId, cap);
+  if (claim.outcome === "full") return "full";
+  if (claim.outcome === "acquired") {
+    const run = await getRun(deps.db, runId);
+    if (!run || !isStartable(run)) {
+      await releaseSlot(deps.db, runId, claim.since);
+      return "gone";
+    }
+  }
+  return "go";
 }
 
 /** Frees the run's slot (if it held one) and hands it on. */

@@ -9,9 +9,9 @@ import { resolveToolResultMaxChars } from "../core/context-budget";
 import { hasFallback, nextModel, type Step } from "../core/decide-steps";
 import type { AttemptOutcome, Decision, LoopState } from "../core/run-loop";
 import { openRunEvents } from "../events/run-events";
-import { EMPTY_HOOKS } from "../hooks/registry";
 import { modelChain, resolveModel } from "../providers/registry";
 import type { RunDeps } from "./deps";
+import { runHooks } from "./run-hooks";
 import { configForProfile, contextWindowFor, profilesFor, providerOf } from "./profiles";
 
 /**
@@ -94,7 +94,7 @@ async function shrinkContext(deps: RunDeps, run: RunRecord, prelude: Prelude, de
     const events = await openRunEvents(deps, run.runId, run.sessionKey);
     const { provider, model } = resolveModel(prelude.config, prelude.ref);
     const result = await compactTranscript(
-      { db: deps.db, claim, run: { runId: run.runId, sessionKey: run.sessionKey }, hooks: deps.hooks ?? EMPTY_HOOKS, events },
+      { db: deps.db, claim, run: { runId: run.runId, sessionKey: run.sessionKey }, hooks: runHooks(deps), events },
       {
         trigger: decision.trigger,
         provider,

@@ -31,17 +31,18 @@ export function recoverFromCrash(input: RecoverInput): StepPointer {
   return { runId: input.runId, loop: next, decision };
 }
 
-/** Error names as Step Functions reports them (pinned in test/core/recover.test.ts). */
+/** Error names as Step Functions reports them for a task that ran out of time (pinned in test/run/recover.test.ts). */
+export const TIMEOUT_CRASH_ERRORS: readonly string[] = ["States.Timeout", "Sandbox.Timedout"];
+
+/** Our errors that will not heal by retrying the same attempt (names pinned against the classes). */
+export const PERMANENT_CRASH_ERRORS: readonly string[] = ["TranscriptInvariantError", "RunNotFoundError", "UnknownProviderError", "ConfigError", "ItemTooLargeError"];
+
 function crashKind(errorName: string): FailureKind {
-  if (errorName === "States.Timeout" || errorName === "Sandbox.Timedout") return "timeout";
-  return "unknown";
+  return TIMEOUT_CRASH_ERRORS.includes(errorName) ? "timeout" : "unknown";
 }
 
-/** Invariant and fencing errors will not heal by retrying the same attempt. */
-const PERMANENT = new Set(["TranscriptInvariantError", "RunNotFoundError", "UnknownProviderError", "ConfigError", "ItemTooLargeError"]);
-
 function isRetryableCrash(errorName: string): boolean {
-  return !PERMANENT.has(errorName);
+  return !PERMANENT_CRASH_ERRORS.includes(errorName);
 }
 
 function crashMessage(input: RecoverInput): string {

@@ -3,9 +3,9 @@ import { setRunSessionId, type RunRecord } from "../aws/runs";
 import { resetSession, type SessionRecord } from "../aws/sessions";
 import { appendEntries, claimWriter, releaseWriter, type WriterClaim } from "../aws/transcript";
 import type { EntryBody } from "../core/transcript-entries";
-import { EMPTY_HOOKS } from "../hooks/registry";
 import { runObservers } from "../hooks/runners";
 import type { RunDeps } from "./deps";
+import { runHooks } from "./run-hooks";
 
 /**
  * Session boundaries, decided when a run starts (in lane order, so no other
@@ -56,7 +56,7 @@ export async function enterSession(deps: RunDeps, run: RunRecord, current: Sessi
 /** Leading entries of a transcript's first commit: the `session_start` note (and its hook). */
 export async function sessionStartEntries(deps: RunDeps, run: RunRecord, claim: WriterClaim): Promise<EntryBody[]> {
   if (claim.nextSeq !== 0) return [];
-  await runObservers(deps.hooks ?? EMPTY_HOOKS, "session_start", { runId: run.runId, sessionKey: run.sessionKey, sessionId: run.sessionId });
+  await runObservers(runHooks(deps), "session_start", { runId: run.runId, sessionKey: run.sessionKey, sessionId: run.sessionId });
   const previous = parseResetCommand(run.message).reset ? "reset" : "first_message";
   return [{ kind: "note", note: { type: "session_start", sessionKey: run.sessionKey, reason: previous } }];
 }
@@ -80,5 +80,5 @@ async function endSession(deps: RunDeps, run: RunRecord, endedId: string, nextId
   } finally {
     await releaseWriter(deps.db, claim);
   }
-  await runObservers(deps.hooks ?? EMPTY_HOOKS, "session_end", { runId: run.runId, sessionKey: run.sessionKey, sessionId: endedId });
+  await runObservers(runHooks(deps), "session_end", { runId: run.runId, sessionKey: run.sessionKey, sessionId: endedId });
 }

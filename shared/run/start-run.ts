@@ -53,14 +53,17 @@ async function persistUserMessage(deps: RunDeps, run: RunRecord, text: string): 
     acquireTimeoutMs: deps.config.session.writeLockAcquireTimeoutMs,
     allowReentrant: true,
   });
+  let released = false;
   try {
     const alreadyAppended = claim.lastRunId === run.runId && claim.lastMessage?.role === "user";
+    // The commit gives the claim up too (one write less per turn).
     const committed = alreadyAppended
       ? claim
-      : await appendTurn(deps.db, claim, [{ role: "user", content: text }], await sessionStartEntries(deps, run, claim));
+      : await appendTurn(deps.db, claim, [{ role: "user", content: text }], await sessionStartEntries(deps, run, claim), { release: true });
+    released = !alreadyAppended;
     await recordUserEntry(deps.db, run.runId, committed.nextSeq - 1);
   } finally {
-    await releaseWriter(deps.db, claim);
+    if (!released) await releaseWriter(deps.db, claim);
   }
 }
 

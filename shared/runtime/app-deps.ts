@@ -5,7 +5,7 @@ import { createAwsClients } from "../aws/clients";
 import { createRunExecutions, type RunExecutions } from "../aws/executions";
 import { createFramePusher } from "../aws/push";
 import { createRunQueue, type RunQueue } from "../aws/run-queue";
-import { createAsyncSelfInvoker, type AsyncSelfInvoker } from "../aws/self-invoke";
+import type { AsyncSelfInvoker } from "../aws/self-invoke";
 import type { Db } from "../aws/dynamo";
 import { loadAgentConfig, type AgentConfig } from "../config/config";
 import { runtimeConfigFromEnv, type RuntimeConfig } from "../config/runtime";
@@ -15,7 +15,7 @@ import type { RunDeps } from "../run/deps";
 export interface AppDeps extends RunDeps {
   queue: RunQueue;
   runtime: RuntimeConfig;
-  /** Set in Lambda only (see shared/aws/self-invoke.ts). */
+  /** ws-api in Lambda only (its handler.ts sets it; see shared/aws/self-invoke.ts). */
   invokeSelfAsync?: AsyncSelfInvoker;
 }
 
@@ -29,8 +29,7 @@ export function buildAppDeps(runtime: RuntimeConfig, config: AgentConfig, log: R
   const executions: RunExecutions = runtime.stateMachineArn
     ? createRunExecutions(clients.sfn, runtime.stateMachineArn)
     : { start: unconfigured("STATE_MACHINE_ARN") };
-  const invokeSelfAsync = createAsyncSelfInvoker(runtime);
-  return { db, pusher: createFramePusher(clients.management), config, executions, queue, log, runtime, ...(invokeSelfAsync ? { invokeSelfAsync } : {}) };
+  return { db, pusher: createFramePusher(clients.management), config, executions, queue, log, runtime };
 }
 
 /** Powertools' structured JSON logger behind the small `Log` port the shared code uses. */

@@ -31,6 +31,14 @@ describe("rate limits (reference §G.67-68)", () => {
     expect(step.loop.modelIndex).toBe(1);
   });
 
+  it.each([
+    "Rate limit reached for gpt-4o-mini in organization org-x on requests per day (RPD): Limit 200, Used 200, Requested 1.",
+    "Your organization has reached its weekly limit.",
+    "You have reached your monthly usage limit.",
+  ])("recognises a long window from the wording when the adapter could not: %s", (message) => {
+    expect(iterate(loopOf(), failed("rate_limit", { message, rateLimitWindow: "short" })).decision).toMatchObject({ action: "finalize" });
+  });
+
   it("then rotates the auth profile once (cooling the limited one), then falls back to the next model", () => {
     const profileFor = (loop: { triedProfiles: string[] }) => ["k1", "k2", "k3"][loop.triedProfiles.length];
     const steps = repeatUntilSettled(loopOf(2, { profileCounts: [3, 1] }), failed("rate_limit"), 20, profileFor);
@@ -150,7 +158,7 @@ describe("silent errors and timeouts (reference §G.70-72, §H)", () => {
       error: USER_ERRORS.retryLimit,
       detail: USER_ERRORS.idleBreakerDetail(5, 5),
     });
-    expect(new Set(steps.map((s) => s.decision.reason))).toEqual(new Set(["rotate_profile", "fallback_model", "idle_timeout_breaker"]));
+    expect(new Set(steps.map((s) => (s.decision as { reason?: string }).reason))).toEqual(new Set(["rotate_profile", "fallback_model", "idle_timeout_breaker"]));
   });
 
   it("only completed model progress resets the breaker; output tokens alone do not", () => {

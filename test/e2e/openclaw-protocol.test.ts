@@ -1,8 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createWebSocketHandler } from "../../functions/ws-api/app";
+import { createLambdaContext } from "../../infra/local/lambda-context";
 import { startLocalStack, type LocalStack } from "../../infra/local/stack";
 import { getRun } from "../../shared/aws/runs";
 import { loadAgentConfig } from "../../shared/config/config";
 import { chat, FakeOpenAIServer, openAIErrorBody } from "../support/fake-openai-server";
+import { sampleEvent } from "../support/events";
 import { cliAgent, cliAgentsList, cliChatAbort, cliConnect } from "../support/openclaw-frames";
 import { TestWsClient, type Frame } from "../support/ws-client";
 
@@ -75,6 +78,14 @@ describe("OpenClaw CLI handshake", () => {
     } finally {
       await client.close();
     }
+  });
+});
+
+describe("the post-connect step", () => {
+  it("handles its sample event, and gives up quickly on a connection that is gone", async () => {
+    const ws = createWebSocketHandler(stack.deps);
+    const event = sampleEvent("ws-post-connect.json");
+    expect(await ws(event, createLambdaContext("ws-api", 60_000))).toEqual({ statusCode: 200 });
   });
 });
 

@@ -12,15 +12,18 @@ import { USER_ERRORS } from "../../shared/core/loop-texts";
 import { isSummaryMessage, SUMMARY_PREFIX } from "../../shared/core/session-view";
 import { CONTINUATION_INSTRUCTIONS } from "../../shared/agent/system-prompt";
 import { NEW_SESSION_PROMPT } from "../../shared/run/session-boundary";
+import { HookRegistry } from "../../shared/hooks/registry";
 import { CHAT_PATH, chat, openAIErrorBody } from "../support/fake-openai-server";
 import { messages as anthropicMessages } from "../support/fake-anthropic-server";
 import { httpErrorFixture } from "../support/scripted-sse-server";
 import { decisionLabels, startLoopStack, type LoopStack, type RunTrace } from "../support/loop-stack";
 import { playRunShape, RUN_SHAPE_CONFIG, RUN_SHAPES } from "../support/run-shapes";
+import { diffSnapshots, SdkMeter, sumOf, type MeterSnapshot } from "../../shared/aws/metering";
 
 let loop: LoopStack;
+const meter = new SdkMeter();
 beforeAll(async () => {
-  loop = await startLoopStack(RUN_SHAPE_CONFIG);
+  loop = await startLoopStack(RUN_SHAPE_CONFIG, { meter });
 }, 90_000);
 afterAll(async () => loop?.close());
 afterEach(() => {
@@ -39,10 +42,13 @@ const perMinute = () => chat.error(429, openAIErrorBody("Rate limit reached for 
 
 describe("the three measured run shapes", () => {
   it.each(RUN_SHAPES.map((shape) => [shape.name, shape] as const))("%s", async (_name, shape) => {
-    const run = await playRunShape(loop, shape);
+    const run = await playRunShape(loop, shape, `shape-${shape.name}`, () => meter.snapshot());
     expect(run.status).toBe("ok");
     expect(run.states).toEqual(shape.expected.states);
     expect(decisionLabels(run.decisions)).toEqual(shape.expected.decisions);
+    // Not a goal check: the figures for the report (benchmarks own the cost model).
+    const used = diffSnapshots(run.before as MeterSnapshot, meter.snapshot());
+    console.log(`run shape ${shape.name}: ${run.states.length} transitions, DynamoDB ${sumOf(used, "dynamodb", "writeUnits")} WRU / ${sumOf(used, "dynamodb", "readUnits")} RRU`);
   });
 });
 
@@ -166,6 +172,10 @@ describe("context overflow, compaction and the post-compaction guard", () => {
 
   it("compacts after a 400 context-length error; the next attempt sees the summary plus the kept tail", async () => {
     await prime("overflow-1");
+    const seen: string[] = [];
+    loop.stack.deps.hooks = new HookRegistry()
+      .register("before_compaction", (e) => void seen.push(`before:${e.messageCount}`))
+      .register("after_compaction", (e) => void seen.push(`after:${e.tokenCount}`));
     const from = loop.oai.requests.length;
     loop.oai.enqueue(httpErrorFixture("openai/error-400-context-length.json", CHAT_PATH), chat.text("SUMMARY OF FOXES AND DOGS"), chat.text("Done."));
     const run = await loop.run("What did we cover?", { sessionKey: "overflow-1" });
@@ -183,6 +193,9 @@ describe("context overflow, compaction and the post-compaction guard", () => {
     const entries = await readEntries(loop.stack.deps.db, session!.sessionId);
     expect(entries.filter((e) => e.kind === "compaction")).toHaveLength(1);
     expect(entries.filter((e) => (e.kind ?? "message") === "message").length).toBeGreaterThanOrEqual(6); // history kept
+    const record = entries.find((e) => e.kind === "compaction");
+    expect(seen).toEqual([expect.stringMatching(/^before:\d+$/), `after:${record?.kind === "compaction" ? record.compaction.tokensAfter : -1}`]);
+    loop.stack.deps.hooks = undefined;
   });
 
   it("Anthropic's 'prompt is too long' is an overflow too", async () => {
@@ -295,6 +308,10 @@ describe("precheck routes (the attempt measures, the loop recovers)", () => {
 
 describe("sessions", () => {
   it("/new starts a new session id under the same key; the old transcript is kept and closed", async () => {
+    const seen: string[] = [];
+    loop.stack.deps.hooks = new HookRegistry()
+      .register("session_start", (e) => void seen.push(`start:${e.sessionId}`))
+      .register("session_end", (e) => void seen.push(`end:${e.sessionId}`));
     loop.oai.enqueue(chat.text("first answer"));
     await loop.run("remember the number 7", { sessionKey: "reset-1" });
     const before = await getSession(loop.stack.deps.db, "reset-1");
@@ -313,6 +330,8 @@ describe("sessions", () => {
     expect(old[old.length - 1]).toMatchObject({ kind: "note", note: { type: "session_end", otherSessionId: after!.sessionId } });
     const fresh = await readEntries(loop.stack.deps.db, after!.sessionId);
     expect(fresh.map((e) => e.kind ?? e.message.role)).toEqual(["note", "user", "assistant"]);
+    expect(seen).toEqual([`start:${before!.sessionId}`, `end:${before!.sessionId}`, `start:${after!.sessionId}`]);
+    loop.stack.deps.hooks = undefined;
     expect(isSummaryMessage({ role: "user", content: NEW_SESSION_PROMPT })).toBe(false);
   });
 

@@ -2,6 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { markProfileFailure, markProfileGood, readProfileHealth } from "../../shared/aws/auth-profiles";
 import { getSession, resetSession, resolveSession } from "../../shared/aws/sessions";
 import { isCoolingDown } from "../../shared/core/auth-cooldown";
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import type { Db } from "../../shared/aws/dynamo";
+import { AgentConfigSchema } from "../../shared/config/config";
+import { acceptRun } from "../../shared/intake/intake";
 import { startTestDb, type TestDb } from "../support/local-db";
 
 let t: TestDb;
@@ -57,5 +62,30 @@ describe("auth-profile health (dynalite)", () => {
   it("does not lose failures recorded concurrently", async () => {
     await Promise.all(Array.from({ length: 5 }, () => markProfileFailure(t.db, "anthropic", "k", "overloaded", "anthropic/c")));
     expect((await readProfileHealth(t.db, "anthropic")).get("k")?.errorCount).toBe(5);
+  });
+});
+
+describe("intake idempotency across processes (dynalite)", () => {
+  /** Another Lambda instance: its own SDK clients against the same table. */
+  function otherProcess(): Db {
+    const client = new DynamoDBClient({ region: "us-east-1", endpoint: t.dynamo.endpoint, credentials: { accessKeyId: "local", secretAccessKey: "local" } });
+    return { doc: DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } }), table: t.db.table, now: t.db.now };
+  }
+
+  it("the same idempotency key, sent to two instances at once, returns the original run from both", async () => {
+    const sent: string[] = [];
+    const config = AgentConfigSchema.parse({});
+    const queue = { send: async ({ runId }: { runId: string }) => void sent.push(runId) };
+    const request = { sessionKey: "idem-key", message: "hello", idempotencyKey: "client-42" };
+    const [a, b] = await Promise.all([
+      acceptRun({ db: t.db, queue, config }, request, "rest"),
+      acceptRun({ db: otherProcess(), queue, config }, request, "rest"),
+    ]);
+    expect(a.runId).toBe(b.runId);
+    expect([a.duplicate, b.duplicate].sort()).toEqual([false, true]);
+    // Later, from a third instance: still the original run, nothing new queued beyond the pointer (FIFO dedups by run id).
+    const again = await acceptRun({ db: otherProcess(), queue, config }, request, "rest");
+    expect(again).toMatchObject({ runId: a.runId, duplicate: true, acceptedAt: a.acceptedAt });
+    expect(new Set(sent)).toEqual(new Set([a.runId]));
   });
 });

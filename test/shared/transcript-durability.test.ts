@@ -5,6 +5,7 @@ import { appendEntries, appendTurn, claimWriter, readEntries, readTranscript, re
 import { SessionBusyError, TranscriptInvariantError, WriterFencedError } from "../../shared/aws/errors";
 import type { AssistantMessage } from "../../shared/core/messages";
 import { modelHistory } from "../../shared/core/session-view";
+import { diffSnapshots, SdkMeter, sumOf, type MeterableClient } from "../../shared/aws/metering";
 import { startTestDb, type TestDb } from "../support/local-db";
 
 const reply = (text: string, calls: { id: string }[] = []): AssistantMessage => ({
@@ -127,5 +128,35 @@ describe("entries and invariants", () => {
     expect(modelHistory(entries).map((m) => m.role)).toEqual(["user", "assistant", "user"]);
     await expect(appendEntries(t.db, again, [{ message: { role: "user", content: "sneaky" } }])).rejects.toBeInstanceOf(TranscriptInvariantError);
     await releaseWriter(t.db, again);
+  });
+});
+
+describe("what one turn costs in DynamoDB units (ReturnConsumedCapacity, via the SDK meter)", () => {
+  it("a simple turn (user message, then the answer, each under its own claim) stays under 10 write units", async () => {
+    // The first turn of a session also writes its session_start note (one unit more than later turns).
+    const meter = new SdkMeter();
+    meter.attach(t.db.doc as unknown as MeterableClient, "dynamodb");
+    const before = meter.snapshot();
+    // StartRun: claim, append the user message, release. Attempt: claim, append the answer, release.
+    const first = await claimWriter(t.db, "cost", "run-a", claimOptions);
+    await appendTurn(t.db, first, [{ role: "user", content: "What is the capital of France?" }], [{ kind: "note", note: { type: "session_start", sessionKey: "k" } }], { release: true });
+    const second = await claimWriter(t.db, "cost", "run-a", { ...claimOptions, allowReentrant: true });
+    await appendTurn(t.db, second, [reply("Paris.")]);
+    await releaseWriter(t.db, second);
+    const used = diffSnapshots(before, meter.snapshot());
+    const writes = sumOf(used, "dynamodb", "writeUnits");
+    const reads = sumOf(used, "dynamodb", "readUnits");
+    console.log(`transcript, one turn: ${writes} WRU, ${reads} RRU`, JSON.stringify(Object.fromEntries(Object.entries(used).map(([k, v]) => [k, { calls: v.calls, w: v.writeUnits, r: v.readUnits }]))));
+    expect(writes).toBeLessThan(10);
+  });
+});
+
+describe("release in the commit", () => {
+  it("gives the claim up with the last commit, so the next writer claims at once", async () => {
+    const claim = await claimWriter(t.db, "release", "run-a", claimOptions);
+    await appendTurn(t.db, claim, [{ role: "user", content: "hi" }], [], { release: true });
+    const next = await claimWriter(t.db, "release", "run-b", { leaseMs: 1000, acquireTimeoutMs: 0 });
+    expect(next.lastMessage).toEqual({ role: "user", content: "hi" });
+    await releaseWriter(t.db, next);
   });
 });

@@ -21,6 +21,7 @@ import { getRun, TERMINAL_STATUSES, type RunRecord } from "../../shared/aws/runs
 import { readEvents, type RunEvent } from "../../shared/aws/event-log";
 import { AgentConfigSchema, type AgentConfig } from "../../shared/config/config";
 import type { Decision } from "../../shared/core/run-loop";
+import type { SdkMeter } from "../../shared/aws/metering";
 import { FakeAnthropicServer } from "./fake-anthropic-server";
 import { FakeOpenAIServer } from "./fake-openai-server";
 
@@ -60,7 +61,7 @@ export interface LoopStack {
 
 const DECIDING_STATES = new Set(["Attempt", "RecoverAttempt"]);
 
-export async function startLoopStack(configure: (providers: FakeProviders) => Record<string, unknown>): Promise<LoopStack> {
+export async function startLoopStack(configure: (providers: FakeProviders) => Record<string, unknown>, options: { meter?: SdkMeter } = {}): Promise<LoopStack> {
   const oai = await FakeOpenAIServer.start();
   const anthropic = await FakeAnthropicServer.start();
   const providers: FakeProviders = {
@@ -73,7 +74,7 @@ export async function startLoopStack(configure: (providers: FakeProviders) => Re
     config,
     waitStateMs: { WaitBeforeRetry: 0 },
     sweepIntervalMs: 0,
-    observe: { onExecutionEvent: (event) => events.push(event) },
+    observe: { onExecutionEvent: (event) => events.push(event), ...(options.meter ? { meter: options.meter } : {}) },
   });
   let sequence = 0;
   return {

@@ -86,13 +86,24 @@ export const RUN_SHAPES: readonly RunShape[] = [
   },
 ];
 
-/** Plays one shape (priming runs first, on the same session) and returns the measured run's trace. */
-export async function playRunShape(loop: LoopStack, shape: RunShape, sessionKey = `shape-${shape.name}-${Date.now()}`): Promise<RunTrace> {
+/**
+ * Plays one shape (priming runs first, on the same session) and returns the
+ * measured run's trace. `beforeMeasured` runs right before the measured run
+ * starts (take a meter snapshot there); what it returns is kept as `before`.
+ */
+export async function playRunShape<T>(
+  loop: LoopStack,
+  shape: RunShape,
+  sessionKey = `shape-${shape.name}-${Date.now()}`,
+  beforeMeasured?: () => T,
+): Promise<RunTrace & { before?: T }> {
   for (const priming of shape.priming) {
     loop.oai.enqueue(...priming.script);
     const primed = await loop.run(priming.message, { sessionKey });
     if (primed.status !== "ok") throw new Error(`priming run of ${shape.name} ended ${primed.status}: ${primed.record.error}`);
   }
   loop.oai.enqueue(...shape.script);
-  return loop.run(shape.message, { sessionKey });
+  const before = beforeMeasured?.();
+  const run = await loop.run(shape.message, { sessionKey });
+  return before === undefined ? run : { ...run, before };
 }

@@ -1,0 +1,158 @@
+/**
+ * Issue 6, "How to prove it": each queue mode with its observable outcome
+ * (intake answers, events, transcript), on the whole local stack with a fake
+ * OpenAI server speaking the real wire format. A slow (frame-delayed) or
+ * stalled model stream keeps a session busy while the next message arrives.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startLocalStack, type LocalStack } from "../../infra/local/stack";
+import { readEvents } from "../../shared/aws/event-log";
+import { getLane } from "../../shared/aws/lanes";
+import { getRun } from "../../shared/aws/runs";
+import { getSession } from "../../shared/aws/sessions";
+import { readTranscript } from "../../shared/aws/transcript";
+import { SKIPPED_FOR_STEERING } from "../../shared/agent/attempt";
+import { loadAgentConfig } from "../../shared/config/config";
+import { DROPPED_ERROR } from "../../shared/intake/admission";
+import { chat, FakeOpenAIServer } from "../support/fake-openai-server";
+import { TestWsClient } from "../support/ws-client";
+import { allEnded, postAgent } from "./lanes-support";
+
+let stack: LocalStack;
+let oai: FakeOpenAIServer;
+
+beforeAll(async () => {
+  oai = await FakeOpenAIServer.start();
+  const config = loadAgentConfig({ OPENAI_API_KEY: "test", OPENAI_BASE_URL: oai.baseURL, MODEL: "openai/gpt-4o" });
+  stack = await startLocalStack({ config, sweepIntervalMs: 0 });
+}, 60_000);
+afterAll(async () => {
+  await stack?.close();
+  await oai?.close();
+});
+
+const slow = (text: string, frameDelayMs = 120) => ({ ...chat.stream({ text }), frameDelayMs });
+
+async function until(probe: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Posts the first message of a session and waits until its model call is streaming. */
+async function busy(sessionKey: string, message = "first") {
+  const requestsBefore = oai.requests.length;
+  const first = await postAgent(stack, { sessionKey, message });
+  expect(first.body.status).toBe("accepted");
+  await until(() => oai.requests.length > requestsBefore);
+  return first.body.runId as string;
+}
+
+async function transcriptOf(sessionKey: string) {
+  const session = await getSession(stack.deps.db, sessionKey);
+  return (await readTranscript(stack.deps.db, session!.sessionId)).map((e) => e.message);
+}
+
+const lastUserText = (request: { body: unknown }) => {
+  const messages = (request.body as { messages: { role: string; content: string }[] }).messages;
+  return messages.filter((m) => m.role === "user").at(-1)?.content;
+};
+
+describe("queue modes on the local stack", () => {
+  it("steer: the running run skips its unstarted tool calls and answers the new message", async () => {
+    oai.enqueue(
+      { ...chat.toolCalls([{ name: "calculator", args: { expression: "1 + 1" } }, { name: "calculator", args: { expression: "2 + 2" } }]), frameDelayMs: 150 },
+      chat.text("Only 2 + 2 then: 4."),
+    );
+    const running = await busy("mode-steer", "compute 1 + 1 and 2 + 2");
+    const steered = await postAgent(stack, { sessionKey: "mode-steer", message: "actually, only 2 + 2" });
+    expect(steered).toMatchObject({ status: 202, body: { status: "steered", intoRunId: running, queueMode: "steer" } });
+    const [run, message] = await allEnded(stack, [running, steered.body.runId]);
+    expect(run.status).toBe("ok");
+    expect(message).toMatchObject({ status: "ok", mergedInto: running, result: run.result });
+    const transcript = await transcriptOf("mode-steer");
+    expect(transcript.map((m) => m.role)).toEqual(["user", "assistant", "tool_result", "tool_result", "user", "assistant"]);
+    expect(transcript.filter((m) => m.role === "tool_result").map((m) => (m as { content: string }).content)).toEqual([SKIPPED_FOR_STEERING, SKIPPED_FOR_STEERING]);
+    expect(lastUserText(oai.requests.at(-1)!)).toBe("actually, only 2 + 2");
+    const tools = (await readEvents(stack.deps.db, running)).filter((e) => e.stream === "tool");
+    expect(tools.length).toBeGreaterThanOrEqual(4); // start + result for each skipped call
+  });
+
+  it("followup: queued with its position, each its own run, in order", async () => {
+    oai.enqueue(slow("first answer"), chat.text("second answer"), chat.text("third answer"));
+    const running = await busy("mode-followup");
+    const a = await postAgent(stack, { sessionKey: "mode-followup", message: "second", queue: { mode: "followup" } });
+    const b = await postAgent(stack, { sessionKey: "mode-followup", message: "third", queue: { mode: "followup" } });
+    expect([a.body.status, a.body.position, b.body.status, b.body.position]).toEqual(["queued", 1, "queued", 2]);
+    const runs = await allEnded(stack, [running, a.body.runId, b.body.runId]);
+    expect(runs.map((r) => r.status)).toEqual(["ok", "ok", "ok"]);
+    expect(runs[0].endedAt!).toBeLessThanOrEqual(runs[1].startedAt!);
+    expect(runs[1].endedAt!).toBeLessThanOrEqual(runs[2].startedAt!);
+    expect((await transcriptOf("mode-followup")).filter((m) => m.role === "user").map((m) => (m as { content: string }).content)).toEqual(["first", "second", "third"]);
+  });
+
+  it("collect: a burst while busy becomes one follow-up run; every message gets its answer", async () => {
+    oai.enqueue(slow("first answer"), chat.text("one answer for all three"));
+    const running = await busy("mode-collect");
+    const collect = { queue: { mode: "collect", debounceMs: 200 } };
+    const burst = [];
+    for (const message of ["one", "two", "three"]) burst.push(await postAgent(stack, { sessionKey: "mode-collect", message, ...collect }));
+    expect(burst.map((p) => p.body.status)).toEqual(["collected", "collected", "collected"]);
+    const runs = await allEnded(stack, [running, ...burst.map((p) => p.body.runId)]);
+    expect(runs.map((r) => r.status)).toEqual(["ok", "ok", "ok", "ok"]);
+    expect(runs.slice(2).map((r) => r.mergedInto)).toEqual([burst[0].body.runId, burst[0].body.runId]);
+    const users = (await transcriptOf("mode-collect")).filter((m) => m.role === "user").map((m) => (m as { content: string }).content);
+    expect(users).toHaveLength(2);
+    expect(users[1]).toMatch(/Queued #1\none[\s\S]*Queued #2\ntwo[\s\S]*Queued #3\nthree/);
+    expect(runs[3].result?.payloads[0]?.text).toBe("one answer for all three");
+  });
+
+  it("interrupt: the running run stops at its next boundary and the new message runs", async () => {
+    oai.enqueue(chat.stall(), chat.text("done with the new one"));
+    const running = await busy("mode-interrupt");
+    const urgent = await postAgent(stack, { sessionKey: "mode-interrupt", message: "stop, do this", queue: { mode: "interrupt" } });
+    expect(urgent.body).toMatchObject({ status: "queued", position: 1, interruptedRunId: running });
+    const [stopped, next] = await allEnded(stack, [running, urgent.body.runId]);
+    expect(stopped.status).toBe("aborted");
+    expect(next.status).toBe("ok");
+    const lifecycle = (await readEvents(stack.deps.db, running)).filter((e) => e.stream === "lifecycle").map((e) => e.data.phase);
+    expect(lifecycle).toEqual(["start", "error"]);
+  });
+
+  it("reject: answered SESSION_BUSY at once over REST and WebSocket; nothing is queued", async () => {
+    oai.enqueue(chat.stall());
+    const running = await busy("mode-reject");
+    const refused = await postAgent(stack, { sessionKey: "mode-reject", message: "no", queue: { mode: "reject" } });
+    expect(refused).toMatchObject({ status: 429, body: { error: { code: "SESSION_BUSY", details: { reason: "busy", activeRunId: running } } } });
+    const client = await TestWsClient.open(stack.webSocketUrl);
+    try {
+      await client.request("connect", { auth: { token: stack.authToken } });
+      const ws = await client.request("agent", { sessionKey: "mode-reject", message: "no", idempotencyKey: "ws-rej", queue: { mode: "reject" } });
+      expect(ws).toMatchObject({ ok: false, error: { code: "SESSION_BUSY" } });
+    } finally {
+      await client.close();
+    }
+    expect((await getLane(stack.deps.db, "mode-reject")).waiting).toEqual([]);
+    await fetch(`${stack.restUrl}/v1/runs/${running}/abort`, { method: "POST", headers: { authorization: `Bearer ${stack.authToken}`, "content-type": "application/json" }, body: "{}" });
+    expect((await allEnded(stack, [running]))[0].status).toBe("aborted");
+  });
+
+  it("cap with drop summarize: the oldest waiting message is dropped and summarized for the next run", async () => {
+    oai.enqueue(chat.stall(), chat.text("answered the survivor"));
+    const running = await busy("mode-cap");
+    const options = { queue: { mode: "followup", cap: 1, drop: "summarize" } };
+    const w1 = await postAgent(stack, { sessionKey: "mode-cap", message: "an old request nobody will run", ...options });
+    const w2 = await postAgent(stack, { sessionKey: "mode-cap", message: "the survivor", ...options });
+    expect([w1.body.status, w2.body.status]).toEqual(["queued", "queued"]);
+    expect(await getRun(stack.deps.db, w1.body.runId)).toMatchObject({ status: "error", error: DROPPED_ERROR });
+    await fetch(`${stack.restUrl}/v1/runs/${running}/abort`, { method: "POST", headers: { authorization: `Bearer ${stack.authToken}`, "content-type": "application/json" }, body: "{}" });
+    const [, survivor] = await allEnded(stack, [running, w2.body.runId]);
+    expect(survivor.status).toBe("ok");
+    const prompt = lastUserText(oai.requests.at(-1)!)!;
+    expect(prompt).toContain("[Queue overflow] 1 earlier message was dropped");
+    expect(prompt).toContain("- an old request nobody will run");
+    expect(prompt.endsWith("the survivor")).toBe(true);
+  });
+});
