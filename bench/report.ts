@@ -249,6 +249,8 @@ function streamingSection(cases: StreamResult[]): string {
     "",
     table(["tokens", "pace", "events", "assistant events", "frames the client got", "posts / 1000 tokens", "mean bytes / post", "event-log writes / 1000 tokens", "WRU / 1000 tokens", "WebSocket + WRU $ / 1000 tokens", "same, per 1000 runs of 1000 tokens"], rows),
     "",
+    "Bytes per post grow with the answer because assistant events carry the text so far (`text`) next to the `delta`, in the frame and in the event-log item alike: the event log's write units grow with the square of the answer length, and a frame passes 32 KB (two WebSocket messages) once the answer does.",
+    "",
     "Each additional subscriber of the session multiplies the posts (one per event per connection), not the event-log writes. Compare the last column with the per-run cost of figure 3: at model-like paces, streaming a 1000-token answer costs more than the rest of the run.",
   ].join("\n");
 }

@@ -6,12 +6,13 @@
  *   npm run bench -- --quick           small counts, results in the OS temp folder only
  *   npm run bench -- --only=cost,streaming   some figures (with --quick or --out=FILE)
  *   npm run bench -- --note="..."      a caveat printed at the top of the report
+ *   npm run bench -- --render          re-render BENCHMARKS.md from the last full results
  *
  * Nothing is random: run tags, session keys and message texts come from
  * counters, so two runs of the harness drive the same conversations.
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, release, tmpdir, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -70,7 +71,7 @@ function parseArgs(argv: string[]) {
   const value = (name: string) => flag(name)?.split("=").slice(1).join("=");
   const only = value("only")?.split(",").filter(Boolean) as Figure[] | undefined;
   for (const figure of only ?? []) if (!FIGURES.includes(figure)) throw new Error(`unknown figure ${figure} (one of ${FIGURES.join(", ")})`);
-  return { quick: Boolean(flag("quick")), only, note: value("note"), out: value("out") };
+  return { quick: Boolean(flag("quick")), only, note: value("note"), out: value("out"), render: Boolean(flag("render")) };
 }
 
 /** The command as typed, with the note (printed on its own) shortened. */
@@ -99,6 +100,7 @@ function machine() {
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
+  if (args.render) return renderOnly();
   const profile = args.quick ? PROFILES.quick : PROFILES.full;
   const wants = (figure: Figure) => !args.only || args.only.includes(figure);
   const startedAt = new Date();
@@ -157,6 +159,13 @@ async function main(): Promise<void> {
   results.meta.durationSeconds = Math.round((Date.now() - startedAt.getTime()) / 1000);
   results.meta.loadAverageAtEnd = loadavg().map((n) => Math.round(n * 100) / 100);
   writeOutputs(results, args);
+}
+
+/** `--render`: rewrites BENCHMARKS.md from bench/results/latest.json without measuring again. */
+function renderOnly(): void {
+  const results = JSON.parse(readFileSync(join(ROOT, "bench/results/latest.json"), "utf8")) as BenchResults;
+  writeFileSync(join(ROOT, "BENCHMARKS.md"), renderReport(results, "bench/results/latest.json"));
+  process.stdout.write("bench: BENCHMARKS.md re-rendered from bench/results/latest.json\n");
 }
 
 /** Lets the `$disconnect` invocations of a finished figure drain before the next one starts. */

@@ -13,7 +13,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { GatewayRequestError } from "./gateway-client";
+import { GatewayRequestError, UsageError } from "./errors";
 import { followRun, type RunEvent } from "./run-follower";
 
 interface CliOptions {
@@ -53,10 +53,6 @@ function parseCli(argv: string[], env: NodeJS.ProcessEnv): CliOptions {
       ...(values.timeout ? { timeoutSeconds: Number(values.timeout) } : {}),
     },
   };
-}
-
-class UsageError extends Error {
-  override readonly name = "UsageError";
 }
 
 function devToken(env: NodeJS.ProcessEnv): string | undefined {

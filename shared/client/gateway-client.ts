@@ -2,6 +2,9 @@ import { randomUUID } from "node:crypto";
 import WebSocket from "ws";
 import { ChunkAssembler } from "../protocol/chunks";
 import { CAP_FRAME_CHUNKS } from "../protocol/limits";
+import { GatewayRequestError } from "./errors";
+
+export { GatewayRequestError } from "./errors";
 
 /**
  * A small client of this backend's WebSocket protocol (docs/protocol.md):
@@ -28,13 +31,6 @@ export interface GatewayClientOptions {
   onEvent?: (frame: Frame) => void;
   onClose?: (code: number) => void;
   connectTimeoutMs?: number;
-}
-
-export class GatewayRequestError extends Error {
-  override readonly name = "GatewayRequestError";
-  constructor(readonly frame: Frame) {
-    super(frame.error?.message ?? "request failed");
-  }
 }
 
 interface Pending {

@@ -15,7 +15,7 @@ export type { LaneDeps } from "./deps";
 /**
  * A collect batch that is due within this long is waited for by the pumping
  * Lambda itself (it is about to return anyway); a later one is started by
- * the sweeper's next tick. See docs in shared/lanes/README.md.
+ * the sweeper's next tick (docs/lanes.md explains the choice).
  */
 export const MAX_INLINE_WAIT_MS = 2_000;
 
@@ -76,12 +76,15 @@ export function entryOf(run: RunRecord): LaneEntry {
  * within MAX_INLINE_WAIT_MS is waited for here.
  */
 export async function pumpLane(deps: LaneDeps, sessionKey: string, maxInlineWaitMs = MAX_INLINE_WAIT_MS): Promise<PumpResult> {
+  let budget = maxInlineWaitMs;
   for (;;) {
     const result = await pumpOnce(deps, sessionKey);
     if (result.state !== "not_due") return result;
-    const wait = result.dueAt - deps.db.now();
-    if (wait > maxInlineWaitMs) return result;
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, wait) + 5));
+    // A batch that keeps growing keeps moving its deadline: the wait is bounded in total, not per round.
+    const wait = Math.max(0, result.dueAt - deps.db.now()) + 5;
+    if (wait > budget) return result;
+    budget -= wait;
+    await new Promise((resolve) => setTimeout(resolve, wait));
   }
 }
 

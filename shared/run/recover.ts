@@ -20,14 +20,16 @@ export function recoverFromCrash(input: RecoverInput): StepPointer {
   }
   // The crashed attempt counts like any other: through the loop head, then the decision.
   const head = beforeAttempt(loop);
-  if (head.decision.action !== "attempt") return { runId: input.runId, loop: head.loop, decision: head.decision };
+  if (head.decision.action === "finalize") return { runId: input.runId, loop: head.loop, decision: head.decision };
+  // A due continue-as-new is left to the next Attempt's loop head, which starts the fresh execution.
+  const counted = head.decision.action === "attempt" ? head.loop : loop;
   const outcome: AttemptOutcome = {
     kind: "failed",
     failure: { kind: crashKind(input.crash.Error), message: crashMessage(input), retryable: isRetryableCrash(input.crash.Error), responseStarted: false },
     completedModelProgress: false,
   };
   // Profile cooldowns are not recorded for crashes: a crashed Lambda says nothing about the credential.
-  const { loop: next, decision } = decideNext(head.loop, outcome);
+  const { loop: next, decision } = decideNext(counted, outcome);
   return { runId: input.runId, loop: next, decision };
 }
 

@@ -69,13 +69,16 @@ async function executionsNamed(name: string): Promise<number> {
 
 describe("faults on the local stack", () => {
   it("the dispatcher killed before each of its writes, then redelivered: one execution per run", async () => {
-    // How many writes does one admission make?
-    const probe = await acceptHeld("faults-probe", "probe");
-    oai.enqueue(chat.text("probe done"));
-    const counting = crashingDb(stack.deps.db, Number.POSITIVE_INFINITY);
-    await createDispatcherHandler({ ...stack.deps, db: counting })(sqsEvent(probe.runId, "faults-probe"), createLambdaContext("dispatcher", 30_000));
-    await allEnded(stack, [probe.runId]);
-    const writes = counting.writes();
+    // How many writes does one admission make? (The second probe: the first also creates the global-lane item.)
+    let writes = 0;
+    for (const name of ["faults-probe-1", "faults-probe-2"]) {
+      const probe = await acceptHeld(name, "probe");
+      oai.enqueue(chat.text("probe done"));
+      const counting = crashingDb(stack.deps.db, Number.POSITIVE_INFINITY);
+      await createDispatcherHandler({ ...stack.deps, db: counting })(sqsEvent(probe.runId, name), createLambdaContext("dispatcher", 30_000));
+      await allEnded(stack, [probe.runId]);
+      writes = counting.writes();
+    }
     expect(writes).toBeGreaterThanOrEqual(3);
 
     for (let k = 1; k <= writes; k += 1) {
@@ -84,7 +87,7 @@ describe("faults on the local stack", () => {
       const { runId, pointer } = await acceptHeld(sessionKey, `message ${k}`);
       // The dispatcher dies right before write k: the batch item fails (SQS keeps the message).
       const crashed = await createDispatcherHandler({ ...stack.deps, db: crashingDb(stack.deps.db, k) })(sqsEvent(runId, sessionKey), createLambdaContext("dispatcher", 30_000));
-      expect(crashed.batchItemFailures).toEqual([{ itemIdentifier: `msg-${runId}-1` }]);
+      expect(crashed.batchItemFailures, `crash before write ${k} of ${writes}`).toEqual([{ itemIdentifier: `msg-${runId}-1` }]);
       // Redelivery: through the real queue and the real dispatcher, twice (a duplicate).
       await stack.deps.queue.send(pointer);
       await createDispatcherHandler(stack.deps)(sqsEvent(runId, sessionKey, 3), createLambdaContext("dispatcher", 30_000));

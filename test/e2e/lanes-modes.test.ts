@@ -14,7 +14,8 @@ import { readTranscript } from "../../shared/aws/transcript";
 import { SKIPPED_FOR_STEERING } from "../../shared/agent/attempt";
 import { loadAgentConfig } from "../../shared/config/config";
 import { DROPPED_ERROR } from "../../shared/intake/admission";
-import { chat, FakeOpenAIServer } from "../support/fake-openai-server";
+import { CHAT_PATH, chat, chatStreamBody, FakeOpenAIServer, type ChatScript } from "../support/fake-openai-server";
+import type { ScriptStep } from "../support/scripted-sse-server";
 import { TestWsClient } from "../support/ws-client";
 import { allEnded, postAgent } from "./lanes-support";
 
@@ -31,7 +32,9 @@ afterAll(async () => {
   await oai?.close();
 });
 
-const slow = (text: string, frameDelayMs = 120) => ({ ...chat.stream({ text }), frameDelayMs });
+/** A streamed completion whose frames arrive `frameDelayMs` apart: the session stays busy meanwhile. */
+const slowly = (script: ChatScript, frameDelayMs = 120): ScriptStep => ({ kind: "sse", path: CHAT_PATH, body: chatStreamBody(script), frameDelayMs });
+const slow = (text: string) => slowly({ text });
 
 async function until(probe: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -63,7 +66,7 @@ const lastUserText = (request: { body: unknown }) => {
 describe("queue modes on the local stack", () => {
   it("steer: the running run skips its unstarted tool calls and answers the new message", async () => {
     oai.enqueue(
-      { ...chat.toolCalls([{ name: "calculator", args: { expression: "1 + 1" } }, { name: "calculator", args: { expression: "2 + 2" } }]), frameDelayMs: 150 },
+      slowly({ toolCalls: [{ name: "calculator", args: { expression: "1 + 1" } }, { name: "calculator", args: { expression: "2 + 2" } }] }, 150),
       chat.text("Only 2 + 2 then: 4."),
     );
     const running = await busy("mode-steer", "compute 1 + 1 and 2 + 2");

@@ -64,7 +64,8 @@ describe("sample events drive every handler", () => {
     const step = await createAttemptHandler(stack.deps)(sampleEvent("attempt-task.json"), context("attempt", 900_000));
     expect(step).toMatchObject({ runId: "run_sample", loop: { iteration: 1 }, decision: { action: "finalize", status: "ok" } });
     const recovered = await createDecideHandler(stack.deps)(sampleEvent("decide-task-crash.json"), context("decide"));
-    expect(recovered.decision).toEqual({ action: "attempt" });
+    // A Lambda timeout counts as an idle timeout: one same-model retry (the decision names its branch).
+    expect(recovered.decision).toEqual({ action: "attempt", reason: "same_model_idle_retry" });
     const ended = await createRunFinalizeHandler(stack.deps)(sampleEvent("run-finalize-task.json"), context("run-finalize"));
     expect(ended).toEqual({ runId: "run_sample", status: "ok" });
     expect((await getRun(stack.deps.db, "run_sample"))?.result?.payloads[0].text).toContain("hi from a sample");

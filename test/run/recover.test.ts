@@ -27,6 +27,14 @@ describe("recoverFromCrash: a caught task failure goes through the same loop hea
     expect((step.decision as { detail?: string }).detail).toContain("orphan_tool_result");
   });
 
+  it("leaves a due continue-as-new to the next Attempt (which starts the fresh execution)", () => {
+    const loop = initialLoopState(1, { iterationsPerExecution: 1 });
+    const full = { ...loop, execution: { ...loop.execution, iterations: 1 } };
+    const step = recoverFromCrash({ runId: "r", loop: full, crash: { Error: "Error" } });
+    expect(step.decision).toEqual({ action: "attempt", reason: "silent_retry" });
+    expect(step.loop.execution.iterations).toBe(1);
+  });
+
   it("ends a run whose StartRun failed (no loop yet) with start_failed", () => {
     expect(recoverFromCrash({ runId: "r", crash: { Error: "Error" } }).decision).toMatchObject({ action: "finalize", reason: "start_failed" });
   });

@@ -60,6 +60,8 @@ export interface LoopStack {
 }
 
 const DECIDING_STATES = new Set(["Attempt", "RecoverAttempt"]);
+/** States an execution of a run ends in (Continued hands over to the next execution instead). */
+const TERMINAL_STATES = new Set(["Done", "FinalizeFailed"]);
 
 export async function startLoopStack(configure: (providers: FakeProviders) => Record<string, unknown>, options: { meter?: SdkMeter } = {}): Promise<LoopStack> {
   const oai = await FakeOpenAIServer.start();
@@ -122,8 +124,11 @@ async function accept(stack: LocalStack, request: Record<string, unknown>): Prom
  */
 async function untilEnded(stack: LocalStack, runId: string, events: LocalExecutionEvent[], timeoutMs = 60_000): Promise<RunRecord> {
   const deadline = Date.now() + timeoutMs;
+  // Events of one execution arrive in order: once its terminal state is entered, all of them are in.
   const finalClosed = () =>
-    events.some((e) => e.kind === "closed" && e.execution.name.startsWith(runId) && !(e.execution.output ?? "").includes('"continue_as_new"'));
+    events.some(
+      (e) => e.kind === "state" && executionNameOf(e.executionArn).startsWith(runId) && e.event.type === "StateEntered" && TERMINAL_STATES.has(e.event.state.name),
+    );
   for (;;) {
     const run = await getRun(stack.deps.db, runId);
     if (run && TERMINAL_STATUSES.has(run.status) && finalClosed()) return run;
