@@ -61,7 +61,9 @@ export async function startLocalApiGateway(options: LocalApiGatewayOptions): Pro
     handleHttpRequest(req, res, settings, options, webSocket).catch(() => answerUnexpectedFailure(res));
   });
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    if (isWebSocketPath(req, settings)) void webSocket.handleUpgrade(req, socket, head);
+    // `/` too: OpenClaw's CLI in local addressing (OPENCLAW_GATEWAY_PORT) connects to the root path,
+    // and an upgrade request is never a REST call.
+    if (isWebSocketPath(req, settings) || splitTarget(req.url ?? "/").rawPath === "/") void webSocket.handleUpgrade(req, socket, head);
     else socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
   });
   const port = await listen(server, host, options.port);
