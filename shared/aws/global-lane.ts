@@ -72,7 +72,7 @@ export async function acquireSlot(db: Db, runId: string, cap: number): Promise<S
   }
 }
 
-/** Slots in use and the cap's room, one read (the global pump's cheap "is anything free?"). */
+/** Slots in use, one read (the global pump's cheap "is anything free?"). */
 export async function slotsInUse(db: Db): Promise<number> {
   return Object.keys(await slotHolders(db)).length;
 }

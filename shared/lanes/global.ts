@@ -1,4 +1,4 @@
-import { addGlobalWaiter, acquireSlot, listGlobalWaiters, releaseSlot, removeGlobalWaiter, slotsInUse } from "../aws/global-lane";
+import { addGlobalWaiter, acquireSlot, listGlobalWaiters, releaseSlot, removeGlobalWaiter, slotHolders, slotsInUse } from "../aws/global-lane";
 import { getRun, recordExecution, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
 import { isStartable } from "../aws/lane-runs";
 import { PRIORITY } from "../core/queue-settings";
@@ -15,8 +15,12 @@ const MAX_GLOBAL_STARTS = 100;
  */
 export async function ensureStarted(deps: LaneDeps, run: RunRecord): Promise<void> {
   const cap = globalCap(deps);
-  const slot = cap > 0 ? await takeSlot(deps, run.runId, cap) : "go";
-  if (slot === "gone") return;
+  const slot = cap > 0 ? await slotInTurn(deps, run.runId, cap) : "go";
+  if (slot === "gone") {
+    // The slot we briefly held may have made another pump think the lane was full: pass it on.
+    await pumpGlobalLane(deps);
+    return;
+  }
   if (slot === "full") {
     await addGlobalWaiter(deps.db, {
       runId: run.runId,
@@ -29,6 +33,19 @@ export async function ensureStarted(deps: LaneDeps, run: RunRecord): Promise<voi
     return;
   }
   await startExecution(deps, run.runId);
+}
+
+/**
+ * Runs already waiting for a slot go first: a newcomer only takes a free
+ * slot when nobody waits (otherwise it queues, and the pump hands slots out
+ * in order). A run that already holds a slot (an earlier caller died before
+ * starting it) just goes.
+ */
+async function slotInTurn(deps: LaneDeps, runId: string, cap: number): Promise<"go" | "full" | "gone"> {
+  const holders = await slotHolders(deps.db);
+  if (holders[runId] !== undefined) return "go";
+  if (Object.keys(holders).length >= cap || (await listGlobalWaiters(deps.db, 1)).length > 0) return "full";
+  return takeSlot(deps, runId, cap);
 }
 
 async function startExecution(deps: LaneDeps, runId: string): Promise<void> {

@@ -18,8 +18,8 @@ beforeAll(async () => {
 afterAll(async () => tables?.close());
 
 const CAP = 8;
-/** 200 with LANES_PARALLEL_SESSIONS=200 (about a minute on dynalite); 32 by default. */
-const SESSIONS = Number(process.env.LANES_PARALLEL_SESSIONS ?? 32);
+/** 200 with LANES_PARALLEL_SESSIONS=200 (about a minute on dynalite); 24 by default. */
+const SESSIONS = Number(process.env.LANES_PARALLEL_SESSIONS ?? 24);
 
 /** Every created execution is handed to the workers; `running` = created and not yet ended. */
 class WatchedExecutions extends FakeExecutions {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { slotHolders } from "../../shared/aws/global-lane";
+import { releaseSlot, slotHolders } from "../../shared/aws/global-lane";
+import { pumpGlobalLane } from "../../shared/lanes/global";
 import { listRegisteredLanes } from "../../shared/aws/lane-registry";
 import { LaneHarness } from "./harness";
 import { Tables, testConfig } from "./support";
@@ -99,6 +100,20 @@ describe("global lane", () => {
     await h.drainAll();
     expect(h.executions.created).toEqual(accepted.map((a) => a.runId));
     expect(await slotHolders(h.db)).toEqual({});
+  });
+
+  it("does not let a newcomer take a freed slot ahead of runs already waiting for one", async () => {
+    const h = await harness({ globalCap: 1 });
+    const a = await h.accept("n-a", "holder");
+    const b = await h.accept("n-b", "waiting");
+    await h.dispatch();
+    await releaseSlot(h.db, a.runId); // the window between a release and its releaser's pump
+    const c = await h.accept("n-c", "newcomer");
+    await h.dispatch(); // c queues behind b, and its pump hands the free slot to b
+    await pumpGlobalLane(h.deps);
+    expect(h.executions.created).toEqual([a.runId, b.runId]);
+    expect(Object.keys(await slotHolders(h.db))).toEqual([b.runId]);
+    expect(c.status).toBe("accepted");
   });
 
   it("gives a freed slot to the highest priority waiting run", async () => {
