@@ -1,7 +1,7 @@
 import { UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { keys } from "./keys";
 import { conditionally, type Db } from "./dynamo";
-import type { RunRecord } from "./runs";
+import { addEndingDetails, type RunRecord } from "./runs";
 
 /**
  * Run-record transitions that only the session lane makes. Each is one
@@ -109,17 +109,8 @@ export async function endMerged(db: Db, runId: string, carrier: RunRecord): Prom
   };
   const sets = ["#s = :status", "endedAt = :at", "startedAt = if_not_exists(startedAt, :started)"];
   values[":started"] = carrier.startedAt ?? carrier.endedAt ?? db.now();
-  if (carrier.error !== undefined) {
-    sets.push("#e = :error");
-    names["#e"] = "error";
-    values[":error"] = carrier.error;
-  }
-  if (carrier.result !== undefined) {
-    // Its caller's answer is the carrier's reply.
-    sets.push("#r = :result");
-    names["#r"] = "result";
-    values[":result"] = carrier.result;
-  }
+  // Its caller's answer is the carrier's reply.
+  addEndingDetails(carrier, sets, names, values);
   return conditionally(() =>
     db.doc.send(
       new UpdateCommand({

@@ -186,6 +186,28 @@ export interface RunEnding {
   result?: RunResult;
 }
 
+/**
+ * Adds the optional error text and result of an ending to an update
+ * expression (placeholders `#e`/`:endError`, `#r`/`:endResult`).
+ */
+export function addEndingDetails(
+  ending: { error?: string; result?: RunResult },
+  sets: string[],
+  names: Record<string, string>,
+  values: Record<string, unknown>,
+): void {
+  if (ending.error !== undefined) {
+    sets.push("#e = :endError");
+    names["#e"] = "error";
+    values[":endError"] = ending.error;
+  }
+  if (ending.result !== undefined) {
+    sets.push("#r = :endResult");
+    names["#r"] = "result";
+    values[":endResult"] = ending.result;
+  }
+}
+
 /** Writes the terminal state exactly once; false when the run had already ended. */
 export async function markEnded(db: Db, runId: string, ending: RunEnding): Promise<boolean> {
   const names: Record<string, string> = { "#s": "status" };
@@ -198,16 +220,7 @@ export async function markEnded(db: Db, runId: string, ending: RunEnding): Promi
     ":aborted": "aborted",
   };
   const sets = ["#s = :status", "endedAt = :endedAt", "startedAt = if_not_exists(startedAt, :endedAt)"];
-  if (ending.error !== undefined) {
-    sets.push("#e = :errorText");
-    names["#e"] = "error";
-    values[":errorText"] = ending.error;
-  }
-  if (ending.result !== undefined) {
-    sets.push("#r = :result");
-    names["#r"] = "result";
-    values[":result"] = ending.result;
-  }
+  addEndingDetails(ending, sets, names, values);
   return conditionally(() =>
     db.doc.send(
       new UpdateCommand({
