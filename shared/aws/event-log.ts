@@ -2,6 +2,7 @@ import { PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { z } from "zod";
 import { epochSeconds, keys, pad, prefixes } from "./keys";
 import { conditionally, isExpired, type Db } from "./dynamo";
+import { compactEventData, needsTextRestore, restoreEventText } from "../core/event-text";
 
 export const EVENT_STREAMS = ["lifecycle", "assistant", "thinking", "tool", "compaction", "error"] as const;
 export type EventStream = (typeof EVENT_STREAMS)[number];
@@ -37,28 +38,54 @@ export async function lastEventSeq(db: Db, runId: string): Promise<number> {
 
 /** Writes the event at its sequence number; false if that number is taken (another writer raced). */
 export async function appendEvent(db: Db, event: RunEvent): Promise<boolean> {
-  const item = { ...keys.runEvent(event.runId, event.seq), ...event };
+  // Stored without the cumulative text (rebuilt on read): the log grows linearly with an answer.
+  const item = { ...keys.runEvent(event.runId, event.seq), ...event, data: compactEventData(event.data) };
   return conditionally(() =>
     db.doc.send(new PutCommand({ TableName: db.table, Item: item, ConditionExpression: "attribute_not_exists(pk)" })),
   );
 }
 
-/** Events with seq > afterSeq, in order (replay after a reconnect). */
+/** Events with seq > afterSeq, in order (replay after a reconnect), with their cumulative text rebuilt. */
 export async function readEvents(db: Db, runId: string, afterSeq = 0, limit = 1000): Promise<RunEvent[]> {
+  const page = await queryEvents(db, runId, afterSeq, limit);
+  if (!page.some((event) => needsTextRestore(event.data))) return page;
+  // Rebuilding `text` needs the deltas before the page too (a rare read: reconnects and REST paging).
+  const before = afterSeq > 0 ? await queryAllEvents(db, runId, 0, afterSeq) : [];
+  return restoreEventText([...before, ...page]).slice(before.length);
+}
+
+async function queryAllEvents(db: Db, runId: string, afterSeq: number, untilSeq: number): Promise<RunEvent[]> {
+  const events: RunEvent[] = [];
+  let from = afterSeq;
+  while (from < untilSeq) {
+    const page = await queryEvents(db, runId, from, 1000, untilSeq);
+    if (page.length === 0) break;
+    events.push(...page);
+    from = page[page.length - 1].seq;
+  }
+  return events;
+}
+
+async function queryEvents(db: Db, runId: string, afterSeq: number, limit: number, untilSeq = MAX_SEQ): Promise<RunEvent[]> {
   const out = await db.doc.send(
     new QueryCommand({
       TableName: db.table,
-      KeyConditionExpression: "pk = :pk AND sk > :after",
-      ExpressionAttributeValues: { ":pk": keys.run(runId).pk, ":after": `${prefixes.runEvent}${pad(afterSeq)}` },
+      KeyConditionExpression: "pk = :pk AND sk BETWEEN :from AND :to",
+      ExpressionAttributeValues: {
+        ":pk": keys.run(runId).pk,
+        ":from": `${prefixes.runEvent}${pad(afterSeq + 1)}`,
+        ":to": `${prefixes.runEvent}${pad(untilSeq)}`,
+      },
       ConsistentRead: true,
       Limit: limit,
     }),
   );
   return (out.Items ?? [])
-    .filter((item) => String(item.sk).startsWith(prefixes.runEvent))
     .filter((item) => !isExpired(item as { expiresAt?: number }, db.now()))
     .map(({ pk: _pk, sk: _sk, ...rest }) => RunEventSchema.parse(rest));
 }
+
+const MAX_SEQ = 999_999_999_999;
 
 export function eventExpiry(nowMs: number, retentionDays: number): number {
   return epochSeconds(nowMs) + retentionDays * 86_400;
