@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createWebSocketHandler } from "../../functions/ws-api/app";
 import { createLambdaContext } from "../../infra/local/lambda-context";
-import { startLocalStack, type LocalStack } from "../../infra/local/stack";
+import type { LocalStack } from "../../infra/local/stack";
 import { getRun } from "../../shared/aws/runs";
-import { loadAgentConfig } from "../../shared/config/config";
 import { chat, FakeOpenAIServer, openAIErrorBody } from "../support/fake-openai-server";
 import { sampleEvent } from "../support/events";
 import { cliAgent, cliAgentsList, cliChatAbort, cliConnect } from "../support/openclaw-frames";
 import { TestWsClient, type Frame } from "../support/ws-client";
+import { startStackWithFakeOpenAI, stopStackWithFakeOpenAI } from "../support/fake-openai-stack";
 
 /**
  * Issue 9: the frames OpenClaw's CLI sends (captured on the wire, see
@@ -20,14 +20,9 @@ let stack: LocalStack;
 let oai: FakeOpenAIServer;
 
 beforeAll(async () => {
-  oai = await FakeOpenAIServer.start();
-  const config = loadAgentConfig({ OPENAI_API_KEY: "test", OPENAI_BASE_URL: oai.baseURL, MODEL: "openai/gpt-4o" });
-  stack = await startLocalStack({ config });
+  ({ stack, oai } = await startStackWithFakeOpenAI());
 }, 60_000);
-afterAll(async () => {
-  await stack?.close();
-  await oai?.close();
-});
+afterAll(async () => stopStackWithFakeOpenAI({ stack, oai }));
 
 const isRes = (id: string) => (f: Frame) => f.type === "res" && f.id === id;
 const isFinal = (id: string) => (f: Frame) => isRes(id)(f) && f.payload?.status !== "accepted";

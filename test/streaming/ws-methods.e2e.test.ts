@@ -1,11 +1,11 @@
 import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startLocalStack, type LocalStack } from "../../infra/local/stack";
+import type { LocalStack } from "../../infra/local/stack";
 import { readEvents } from "../../shared/aws/event-log";
 import { getRun } from "../../shared/aws/runs";
-import { loadAgentConfig } from "../../shared/config/config";
 import { chat, FakeOpenAIServer } from "../support/fake-openai-server";
 import { TestWsClient, type Frame } from "../support/ws-client";
+import { startStackWithFakeOpenAI, stopStackWithFakeOpenAI } from "../support/fake-openai-stack";
 
 /**
  * The rest of the streaming surface on the local stack (issue 7): the
@@ -16,14 +16,9 @@ let stack: LocalStack;
 let oai: FakeOpenAIServer;
 
 beforeAll(async () => {
-  oai = await FakeOpenAIServer.start();
-  const config = loadAgentConfig({ OPENAI_API_KEY: "test", OPENAI_BASE_URL: oai.baseURL, MODEL: "openai/gpt-4o" });
-  stack = await startLocalStack({ config });
+  ({ stack, oai } = await startStackWithFakeOpenAI());
 }, 60_000);
-afterAll(async () => {
-  await stack?.close();
-  await oai?.close();
-});
+afterAll(async () => stopStackWithFakeOpenAI({ stack, oai }));
 
 const rest = async (method: string, path: string, body?: unknown) => {
   const response = await fetch(`${stack.restUrl}${path}`, {

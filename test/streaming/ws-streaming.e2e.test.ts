@@ -1,16 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startLocalStack, type LocalStack } from "../../infra/local/stack";
+import type { LocalStack } from "../../infra/local/stack";
 import { getConnection, putConnection, subscribe, subscribers } from "../../shared/aws/connections";
 import { readEvents } from "../../shared/aws/event-log";
 import { getRun } from "../../shared/aws/runs";
 import { GatewayClient, type Frame } from "../../shared/client/gateway-client";
 import { followRun, type RunEvent } from "../../shared/client/run-follower";
-import { loadAgentConfig } from "../../shared/config/config";
 import { openRunEvents, toolEvent } from "../../shared/events/run-events";
 import { isChunkFrame } from "../../shared/protocol/chunks";
 import { MAX_FRAME_BYTES } from "../../shared/protocol/limits";
 import { chat, FakeOpenAIServer } from "../support/fake-openai-server";
 import { TestWsClient } from "../support/ws-client";
+import { startStackWithFakeOpenAI, stopStackWithFakeOpenAI } from "../support/fake-openai-stack";
 
 /**
  * The streaming protocol end to end on the local stack (issue 7): resume
@@ -22,14 +22,9 @@ let stack: LocalStack;
 let oai: FakeOpenAIServer;
 
 beforeAll(async () => {
-  oai = await FakeOpenAIServer.start();
-  const config = loadAgentConfig({ OPENAI_API_KEY: "test", OPENAI_BASE_URL: oai.baseURL, MODEL: "openai/gpt-4o" });
-  stack = await startLocalStack({ config });
+  ({ stack, oai } = await startStackWithFakeOpenAI());
 }, 60_000);
-afterAll(async () => {
-  await stack?.close();
-  await oai?.close();
-});
+afterAll(async () => stopStackWithFakeOpenAI({ stack, oai }));
 
 const words = (n: number) => Array.from({ length: n }, (_, i) => `w${i} `);
 const slowText = (n: number, frameDelayMs: number) => ({ ...chat.stream({ text: words(n) }), frameDelayMs });
