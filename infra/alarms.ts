@@ -34,19 +34,21 @@ export interface AlarmTargets {
   readonly functions: Readonly<Record<string, IFunction>>;
 }
 
-export function createAlarms(scope: Construct, targets: AlarmTargets): void {
-  atLeastOnce(
+export function createAlarms(scope: Construct, targets: AlarmTargets): Alarm[] {
+  const alarms: Alarm[] = [];
+  alarms.push(atLeastOnce(
     scope,
     "DeadLetterQueueAlarm",
     targets.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: "Maximum" }),
     "A run message was parked in the DLQ after 5 receives; it was never admitted.",
-  );
-  atLeastOnce(scope, "ExecutionsFailedAlarm", targets.stateMachine.metricFailed({ period: PERIOD }),
-    "A run execution failed (FinalizeFailed or an uncaught error).");
-  atLeastOnce(scope, "ExecutionsTimedOutAlarm", targets.stateMachine.metricTimedOut({ period: PERIOD }),
-    "A run execution hit the state machine timeout.");
+  ));
+  alarms.push(atLeastOnce(scope, "ExecutionsFailedAlarm", targets.stateMachine.metricFailed({ period: PERIOD }),
+    "A run execution failed (FinalizeFailed or an uncaught error)."));
+  alarms.push(atLeastOnce(scope, "ExecutionsTimedOutAlarm", targets.stateMachine.metricTimedOut({ period: PERIOD }),
+    "A run execution hit the state machine timeout."));
   for (const [key, fn] of Object.entries(targets.functions)) {
-    atLeastOnce(scope, `${constructIdOf(key)}ErrorsAlarm`, fn.metricErrors({ period: PERIOD }),
-      `The ${key} function reported an error.`);
+    alarms.push(atLeastOnce(scope, `${constructIdOf(key)}ErrorsAlarm`, fn.metricErrors({ period: PERIOD }),
+      `The ${key} function reported an error.`));
   }
+  return alarms;
 }

@@ -16,13 +16,17 @@ export interface StackConfig {
    * Empty means "not configured": handlers must then reject every request.
    */
   readonly authTokenSha256: string;
-  /** Context `model` -> MODEL of the attempt function (default offline/echo). */
-  readonly model: string;
+  /** Context `model`: overrides the configuration's model. */
+  readonly model?: string;
   /** Contexts `openaiBaseUrl` / `anthropicBaseUrl` (optional proxies, gateways). */
   readonly openaiBaseUrl?: string;
   readonly anthropicBaseUrl?: string;
   /** Context `tracing` (`true`/`false`, default false): X-Ray on Lambdas and the state machine. */
   readonly tracing: boolean;
+  /** Context `config`: the agent config file (else AGENT_RUNNER_CONFIG, else ./agent-runner.config.json). */
+  readonly configFile?: string;
+  /** Context `workspace`: the workspace folder (else the config's workspace.dir, else ./workspace). */
+  readonly workspaceDir?: string;
 }
 
 const LOG_LEVELS = ["TRACE", "DEBUG", "INFO", "WARN", "ERROR", "CRITICAL", "SILENT"];
@@ -33,10 +37,12 @@ export function readConfig(node: Node): StackConfig {
     removalPolicy: readRemovalPolicy(node),
     logLevel: readLogLevel(node),
     authTokenSha256: readAuthDigest(node),
-    model: readString(node, "model") ?? "offline/echo",
+    model: readString(node, "model"),
     openaiBaseUrl: readString(node, "openaiBaseUrl"),
     anthropicBaseUrl: readString(node, "anthropicBaseUrl"),
     tracing: readBoolean(node, "tracing"),
+    configFile: readString(node, "config"),
+    workspaceDir: readString(node, "workspace"),
   };
 }
 

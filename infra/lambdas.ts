@@ -1,23 +1,22 @@
 /**
- * Turns the rows of `FUNCTION_SPECS` into NodejsFunctions with exactly the
+ * Turns the rows of `FUNCTION_SPECS` into Lambda functions with exactly the
  * grants and environment each row asks for. Nothing here decides *what* a
  * function may do; that lives in the table.
  */
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ArnFormat, Duration, Stack, Tags } from "aws-cdk-lib";
+import { basename } from "node:path";
+import { ArnFormat, AssetHashType, Duration, Stack, Tags } from "aws-cdk-lib";
 import type { ITable } from "aws-cdk-lib/aws-dynamodb";
 import { Rule, Schedule } from "aws-cdk-lib/aws-events";
 import { LambdaFunction } from "aws-cdk-lib/aws-events-targets";
 import { Policy, PolicyStatement } from "aws-cdk-lib/aws-iam";
-import { Architecture, Runtime, Tracing } from "aws-cdk-lib/aws-lambda";
+import { Architecture, Code, Function as LambdaFn, Runtime, Tracing } from "aws-cdk-lib/aws-lambda";
 import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
-import { NodejsFunction, OutputFormat, type BundlingOptions } from "aws-cdk-lib/aws-lambda-nodejs";
-import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
+import { LogGroup, type RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { ISecret } from "aws-cdk-lib/aws-secretsmanager";
 import type { IQueue } from "aws-cdk-lib/aws-sqs";
 import type { Construct } from "constructs";
-import type { StackConfig } from "./config";
+import type { RemovalPolicy } from "aws-cdk-lib";
 import { FUNCTION_KEY_TAG, SERVICE_NAME, type FunctionSpec } from "./functions";
 
 /** Repository root: entries and the lock file resolve from here, whatever the cwd. */
@@ -25,7 +24,9 @@ export const REPO_ROOT = fileURLToPath(new URL("..", import.meta.url));
 
 /** What the functions are wired to; ARNs may be tokens. */
 export interface FunctionDeps {
-  readonly config: StackConfig;
+  readonly settings: FunctionSettings;
+  /** Function key -> its staged code asset (bundle + deployed configuration; infra/assets.ts). */
+  readonly assets: Readonly<Record<string, string>>;
   readonly table: ITable;
   readonly queue: IQueue;
   readonly providerKeys: ISecret;
@@ -42,40 +43,31 @@ export interface FunctionDeps {
   readonly stateMachineName: string;
 }
 
-// ESM output still meets CommonJS dependencies that call `require`.
-const ESM_REQUIRE_BANNER =
-  "import { createRequire as __agentRunnerCreateRequire } from 'node:module';" +
-  "const require = __agentRunnerCreateRequire(import.meta.url);";
+/** Deploy-time settings every function shares (from the construct's props). */
+export interface FunctionSettings {
+  readonly removalPolicy: RemovalPolicy;
+  readonly logRetention: RetentionDays;
+  readonly logLevel: string;
+  readonly tracing: boolean;
+  readonly authTokenSha256: string;
+}
 
-export const BUNDLING: BundlingOptions = {
-  format: OutputFormat.ESM,
-  target: "node22",
-  minify: true,
-  sourceMap: true,
-  banner: ESM_REQUIRE_BANNER,
-  mainFields: ["module", "main"],
-  // Ship the pinned @aws-sdk versions instead of whatever the runtime carries.
-  bundleAwsSDK: true,
-};
-
-export function createFunction(scope: Construct, spec: FunctionSpec, deps: FunctionDeps): NodejsFunction {
+export function createFunction(scope: Construct, spec: FunctionSpec, deps: FunctionDeps): LambdaFn {
   const id = constructIdOf(spec.key);
-  const fn = new NodejsFunction(scope, id, {
-    entry: join(REPO_ROOT, spec.entry),
-    handler: "handler",
-    projectRoot: REPO_ROOT,
-    depsLockFilePath: join(REPO_ROOT, "package-lock.json"),
+  const fn = new LambdaFn(scope, id, {
+    // The staged folder's name is already a content hash (infra/assets.ts): CDK need not fingerprint 6 MB again.
+    code: Code.fromAsset(deps.assets[spec.key], { assetHash: basename(deps.assets[spec.key]), assetHashType: AssetHashType.CUSTOM }),
+    handler: "index.handler",
     runtime: Runtime.NODEJS_22_X,
     architecture: Architecture.ARM_64,
     timeout: Duration.seconds(spec.timeoutSeconds),
     memorySize: spec.memoryMb,
     description: `agent-runner ${spec.key}`,
-    bundling: BUNDLING,
     logGroup: new LogGroup(scope, `${id}Logs`, {
-      retention: RetentionDays.ONE_MONTH,
-      removalPolicy: deps.config.removalPolicy,
+      retention: deps.settings.logRetention,
+      removalPolicy: deps.settings.removalPolicy,
     }),
-    tracing: deps.config.tracing ? Tracing.ACTIVE : Tracing.DISABLED,
+    tracing: deps.settings.tracing ? Tracing.ACTIVE : Tracing.DISABLED,
     environment: environmentFor(spec, deps),
   });
   Tags.of(fn).add(FUNCTION_KEY_TAG, spec.key, { includeResourceTypes: ["AWS::Lambda::Function"] });
@@ -90,30 +82,29 @@ export function constructIdOf(key: string): string {
   return `${pascal.join("")}Fn`;
 }
 
+/**
+ * Only where things are and how to log: everything the agent does comes from
+ * the deployed configuration shipped with the code (shared/config/deployed.ts).
+ */
 export function environmentFor(spec: FunctionSpec, deps: FunctionDeps): Record<string, string> {
-  const { config } = deps;
+  const { settings } = deps;
   const env: Record<string, string> = {
     NODE_OPTIONS: "--enable-source-maps",
     TABLE_NAME: deps.table.tableName,
     POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
-    POWERTOOLS_LOG_LEVEL: config.logLevel,
+    POWERTOOLS_LOG_LEVEL: settings.logLevel,
   };
   if (spec.intake) {
     env.QUEUE_URL = deps.queue.queueUrl;
-    env.AUTH_TOKEN_SHA256 = config.authTokenSha256;
+    env.AUTH_TOKEN_SHA256 = settings.authTokenSha256;
   }
   if (spec.wsManagement.length > 0) env.WS_MANAGEMENT_ENDPOINT = deps.wsManagementEndpoint;
   if (spec.states.length > 0) env.STATE_MACHINE_ARN = deps.stateMachineArn;
-  if (spec.providers) {
-    env.MODEL = config.model;
-    env.PROVIDER_KEYS_SECRET_ARN = deps.providerKeys.secretArn;
-    if (config.openaiBaseUrl) env.OPENAI_BASE_URL = config.openaiBaseUrl;
-    if (config.anthropicBaseUrl) env.ANTHROPIC_BASE_URL = config.anthropicBaseUrl;
-  }
+  if (spec.providers) env.PROVIDER_KEYS_SECRET_ARN = deps.providerKeys.secretArn;
   return env;
 }
 
-function grantFor(fn: NodejsFunction, spec: FunctionSpec, deps: FunctionDeps): void {
+function grantFor(fn: LambdaFn, spec: FunctionSpec, deps: FunctionDeps): void {
   // table.grant scopes to the table ARN (and its indexes; there are none).
   deps.table.grant(fn, ...spec.dynamodb.map((action) => `dynamodb:${action}`));
   if (spec.intake) deps.queue.grantSendMessages(fn);
@@ -127,7 +118,7 @@ function grantFor(fn: NodejsFunction, spec: FunctionSpec, deps: FunctionDeps): v
  * A separate policy, not the role's default one: the function depends on its
  * default policy, so naming its own ARN there would be a dependency cycle.
  */
-function grantSelfInvoke(fn: NodejsFunction): void {
+function grantSelfInvoke(fn: LambdaFn): void {
   const statement = new PolicyStatement({ actions: ["lambda:InvokeFunction"], resources: [fn.functionArn] });
   fn.role?.attachInlinePolicy(new Policy(fn, "SelfInvokePolicy", { statements: [statement] }));
 }
@@ -163,7 +154,7 @@ function statesStatements(scope: Construct, spec: FunctionSpec, deps: FunctionDe
   return statements;
 }
 
-function attachTrigger(scope: Construct, fn: NodejsFunction, spec: FunctionSpec, deps: FunctionDeps): void {
+function attachTrigger(scope: Construct, fn: LambdaFn, spec: FunctionSpec, deps: FunctionDeps): void {
   if (spec.trigger === "run-queue") {
     // Partial batch failures: one bad message must not replay its whole batch.
     fn.addEventSource(new SqsEventSource(deps.queue, { batchSize: 10, reportBatchItemFailures: true }));

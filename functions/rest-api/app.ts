@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from "aws-lambda";
 import middy from "@middy/core";
-import { bearerToken, tokenMatches } from "../../shared/runtime/auth";
+import { authenticate, bearerToken } from "../../shared/runtime/auth";
 import { errorResult, header, json } from "../../shared/http/rest";
 import { ApiError } from "../../shared/protocol/errors";
 import type { AppDeps } from "../../shared/runtime/app-deps";
@@ -41,7 +41,7 @@ async function dispatch(deps: AppDeps, event: APIGatewayProxyEvent, context: Con
   if (matches.length === 0) throw new ApiError("NOT_FOUND", `no route for ${event.httpMethod} ${path}`);
   const hit = matches.find((m) => m.entry.method === event.httpMethod);
   if (!hit) return methodNotAllowed(event.httpMethod, matches.map((m) => m.entry.method));
-  if (!tokenMatches(bearerToken(header(event, "authorization")), deps.runtime.authTokenSha256)) {
+  if (!(await authenticate(deps.db, bearerToken(header(event, "authorization")), deps.runtime.authTokenSha256))) {
     throw new ApiError("UNAUTHORIZED", "missing or invalid bearer token");
   }
   const params = Object.fromEntries(Object.entries(hit.match!.groups ?? {}).map(([k, v]) => [k, decodeURIComponent(v)]));

@@ -1,66 +1,80 @@
+/**
+ * The whole system on loopback: the CDK app is synthesized (or an existing
+ * cloud assembly is read) and its template is deployed onto local emulators
+ * — dynalite (DynamoDB), fauxqs (SQS) with our event-source poller,
+ * aws-local-stepfunctions, our Secrets Manager and Lambda APIs, our API
+ * Gateway front door — every function in its own worker-thread sandboxes
+ * running the asset CDK staged, every SDK call through the IAM-enforcing
+ * edge. The tested system is the deployed system.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { SQSClient } from "@aws-sdk/client-sqs";
-import type { Context } from "aws-lambda";
-import { createAttemptHandler } from "../../functions/attempt/app";
-import { createDecideHandler } from "../../functions/decide/app";
-import { createDispatcherHandler } from "../../functions/dispatcher/app";
-import { createRestHandler } from "../../functions/rest-api/app";
-import { createRunFinalizeHandler } from "../../functions/run-finalize/app";
-import { createRunStartHandler } from "../../functions/run-start/app";
-import { createSweeperHandler } from "../../functions/sweeper/app";
-import { SWEEP_INTERVAL_MS } from "../../shared/lanes/sweep";
-import { startLocalSweeper, type LocalSweeper } from "./sweeper";
-import { createWebSocketHandler } from "../../functions/ws-api/app";
-import { loadAgentConfig, type AgentConfig } from "../../shared/config/config";
-import type { RuntimeConfig } from "../../shared/config/runtime";
-import { sha256Hex } from "../../shared/core/ids";
+import { App } from "aws-cdk-lib";
+import type { AgentConfig } from "../../shared/config/config";
+import { putApiKey } from "../../shared/aws/api-keys";
 import { buildAppDeps, type AppDeps } from "../../shared/runtime/app-deps";
+import type { RuntimeConfig } from "../../shared/config/runtime";
 import { silentLog, type Log } from "../../shared/run/deps";
-import { FUNCTION_SPECS, type FunctionKey } from "../functions";
-import { WS_METHOD_ROUTES, WS_STAGE_NAME } from "../routes";
-import { renderStateMachineDefinition, synthesizeTemplate } from "../synth";
-import { startLocalApiGateway, type LocalApiGateway } from "./api-gateway";
-import { ensureTable, startLocalDynamo, type LocalDynamo } from "./dynamo";
-import { createLambdaContext } from "./lambda-context";
-import { createFifoQueueWithDlq, startLocalSqs, type LocalSqs } from "./sqs";
-import { startSqsEventSource, type SqsEventSource } from "./sqs-event-source";
-import { startLocalStepFunctions, type LocalExecutionEvent, type LocalStepFunctions } from "./step-functions";
-import type { SdkMeter } from "../../shared/aws/metering";
+import { SWEEP_INTERVAL_MS } from "../../shared/lanes/sweep";
+import type { FunctionKey } from "../functions";
+import { AgentRunnerStack, STACK_ID } from "../stack";
+import { functionKeysByLogicalId } from "../synth";
+import { startAwsEdge, type AwsEdge, type EdgeCall } from "./aws-edge";
+import { loadAssembly, type LoadedAssembly } from "./deploy/assembly";
+import { deployResources, type DeployedFunction, type DeployedResources } from "./deploy/deploy";
+import { wireTriggers, type Wiring } from "./deploy/wiring";
+import { createLambdaApi } from "./deploy/lambda-api";
+import { startLocalDynamo } from "./dynamo";
+import { createLocalSecretsManager, type LocalSecretsManager } from "./secrets-manager";
+import { startLocalSqs } from "./sqs";
+import { startLocalStepFunctions, type LocalExecutionEvent } from "./step-functions";
 
 export const LOCAL_REGION = "us-east-1";
 export const LOCAL_ACCOUNT = "000000000000";
-const LOCAL_CREDENTIALS = { accessKeyId: "local", secretAccessKey: "local" };
+/** Local tooling's identity on the edge (tests, the CLI, the deployer): every call allowed. */
+export const ADMIN_CREDENTIALS = { accessKeyId: "local", secretAccessKey: "local" };
 
 export interface LocalStackOptions {
   /** Front door port (REST + WebSocket); 0 picks a free one. */
   port?: number;
   host?: string;
-  /** Persist DynamoDB here; in memory when absent. */
+  /** Persist DynamoDB and secrets here; in memory when absent. */
   dataDir?: string;
-  config?: AgentConfig;
-  /** Bearer token clients present; generated when absent. */
+  /** The agent configuration (an object as in the JSON file); else the config file of `env`. */
+  config?: AgentConfig | Record<string, unknown>;
+  /** A config file to synthesize with. */
+  configFile?: string;
+  /** Deploy this cloud assembly (a `cdk synth` output) instead of synthesizing. */
+  assemblyDir?: string;
+  /** The environment synthesis and the local secret fill read (default process.env). */
+  env?: Record<string, string | undefined>;
+  /** Bearer token clients present (stored as the local tenant's admin key); generated when absent. */
   authToken?: string;
   log?: Log;
-  tableName?: string;
+  /** Where function log lines go (default: dropped unless LOG_LEVEL says otherwise in main.ts). */
+  functionLogs?: (functionName: string, line: string) => void;
   /** Benchmarks: observe what the stack does (never needed to run it). */
   observe?: LocalStackObserver;
-  /** The sweeper's schedule (EventBridge: every minute); 0 = no timer. Failed executions reach it regardless. */
+  /** The sweeper's schedule override (the template says every minute); 0 = no timer. */
   sweepIntervalMs?: number;
-  /**
-   * Tests: Wait states last this many ms instead of their seconds (state name -> ms), e.g.
-   * `{ WaitBeforeRetry: 0 }`. The decision still says how long AWS would wait.
-   */
+  /** Tests: Wait states last this many ms instead of their seconds (state name -> ms). */
   waitStateMs?: Record<string, number>;
+  /** Sandboxes per function (default 16). */
+  maxConcurrency?: number;
+  /** Delay between asynchronous-invocation retries (AWS: ~1 and 2 minutes; default 1 s). */
+  asyncRetryDelayMs?: number;
 }
 
 /** Hooks the benchmark uses to count what a run costs; all optional, all off by default. */
 export interface LocalStackObserver {
-  /** Attached to every SDK client the handlers and the SQS poller use. */
-  meter?: SdkMeter;
-  /** Every state entered, retried, ... by the local Step Functions. */
+  /** Every SDK call the functions make, as the edge saw it (benchmarks count them). */
+  onEdgeCall?: (call: EdgeCall) => void;
   onExecutionEvent?: (event: LocalExecutionEvent) => void;
-  /** Wraps each function invocation (API Gateway, SQS poller and Step Functions tasks alike). */
+  /** Wraps each function invocation made by a trigger (API Gateway, SQS poller, Step Functions tasks, rules). */
   aroundInvoke?: <R>(key: FunctionKey, invoke: () => Promise<R>) => Promise<R>;
 }
 
@@ -68,204 +82,254 @@ export interface LocalStack {
   restUrl: string;
   webSocketUrl: string;
   authToken: string;
-  config: AgentConfig;
+  /** Loopback endpoints of the emulators (the edge serves every service). */
+  endpoints: { edge: string; dynamodb: string; sqs: string; stepFunctions: string };
+  /** Test-side inspection: admin clients on the deployed table, the run queue, the state machine. */
   deps: AppDeps;
-  /** Resolves when no message is queued or dispatching and no execution runs. */
+  config: AgentConfig;
+  assembly: LoadedAssembly;
+  deployed: DeployedResources;
+  /** Function key (from the template's tag) -> the deployed function. */
+  functions: Record<string, DeployedFunction>;
+  /** Stack outputs with local URLs. */
+  outputs: Record<string, string>;
   idle(): Promise<void>;
-  /** Runs one scheduled sweep now (what the every-minute timer does). */
   sweepNow(): Promise<unknown>;
   close(): Promise<void>;
 }
 
-/**
- * The whole system on loopback, in this process: dynalite (DynamoDB), fauxqs
- * (SQS) with our event-source poller, aws-local-stepfunctions running the ASL
- * the CDK app synthesizes, and our API Gateway front door — all reached
- * through the real AWS SDK clients, by the same handler code Lambda runs.
- */
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
-  const log = options.log ?? silentLog;
-  const config = options.config ?? loadAgentConfig();
-  const authToken = options.authToken ?? randomBytes(18).toString("base64url");
-  const parts = await startEmulators(options);
-  const handlers = new HandlerSlots(options.observe?.aroundInvoke);
-  try {
-    const gateway = await startFrontDoor(options, handlers);
-    parts.closers.unshift(() => gateway.close());
-    const stateMachineArn = registerStateMachine(parts.sfn, handlers, options.waitStateMs);
-    const runtime: RuntimeConfig = {
-      region: LOCAL_REGION,
-      tableName: options.tableName ?? "agent-runner",
-      queueUrl: parts.queue.queueUrl,
-      stateMachineArn,
-      webSocketManagementEndpoint: gateway.managementEndpoint,
-      authTokenSha256: sha256Hex(authToken),
-      endpoints: { dynamodb: parts.dynamo.endpoint, sqs: parts.sqs.endpoint, sfn: parts.sfn.endpoint },
-      credentials: LOCAL_CREDENTIALS,
-      ...(options.observe?.meter ? { meter: options.observe.meter } : {}),
-    };
-    await ensureTable(new DynamoDBClient({ region: LOCAL_REGION, endpoint: parts.dynamo.endpoint, credentials: LOCAL_CREDENTIALS }), runtime.tableName);
-    const deps = buildAppDeps(runtime, config, log);
-    handlers.bind(deps);
-    const eventSource = startDispatcherSource(parts, handlers);
-    parts.closers.unshift(() => eventSource.stop());
-    const sweeper = startSweeper(options, handlers, log);
-    parts.executionListeners.push(sweeper.onExecutionEvent);
-    parts.closers.unshift(() => sweeper.stop());
-    return {
-      restUrl: gateway.restUrl,
-      webSocketUrl: gateway.webSocketUrl,
-      authToken,
-      config,
-      deps,
-      idle: async () => {
-        await eventSource.idle();
-        await sweeper.idle();
-        await parts.sfn.waitForIdle();
-      },
-      sweepNow: () => sweeper.sweepNow(),
-      close: () => closeAll(parts.closers),
-    };
-  } catch (error) {
-    await closeAll(parts.closers);
-    throw error;
-  }
-}
-
-interface Emulators {
-  dynamo: LocalDynamo;
-  sqs: LocalSqs;
-  sfn: LocalStepFunctions;
-  queue: { queueUrl: string; queueArn: string };
-  sqsClient: SQSClient;
-  closers: (() => Promise<void>)[];
-  /** Told about every local execution event (the sweeper listens for closed executions). */
-  executionListeners: ((event: LocalExecutionEvent) => void)[];
-}
-
-async function startEmulators(options: LocalStackOptions): Promise<Emulators> {
   const closers: (() => Promise<void>)[] = [];
-  const executionListeners: ((event: LocalExecutionEvent) => void)[] = [];
+  const log = options.log ?? silentLog;
   try {
-    const dynamo = await startLocalDynamo({ dataDir: options.dataDir });
-    closers.unshift(() => dynamo.close());
-    const sqs = await startLocalSqs({ port: 0 });
-    closers.unshift(() => sqs.stop());
-    const sqsClient = new SQSClient({ region: LOCAL_REGION, endpoint: sqs.endpoint, credentials: LOCAL_CREDENTIALS });
-    options.observe?.meter?.attach(sqsClient, "sqs");
-    const queue = await createFifoQueueWithDlq(sqsClient, {
-      name: "agent-runs",
-      // AWS guidance: at least 6x the consumer's timeout.
-      visibilityTimeoutSeconds: FUNCTION_SPECS.dispatcher.timeoutSeconds * 6,
-      maxReceiveCount: 5,
-    });
-    const sfn = await startLocalStepFunctions({
-      port: 0,
+    const synthesized = options.assemblyDir ? undefined : synthesizeAssembly(options);
+    if (synthesized) closers.unshift(async () => rmSync(synthesized.dir, { recursive: true, force: true }));
+    const assembly = loadAssembly(options.assemblyDir ?? synthesized!.dir);
+    const emulators = await startEmulators(options, closers);
+    const deployed = await deployResources(assembly, {
       region: LOCAL_REGION,
       accountId: LOCAL_ACCOUNT,
-      onExecutionEvent: (event) => {
-        options.observe?.onExecutionEvent?.(event);
-        for (const listener of executionListeners) listener(event);
-      },
+      // Queue URLs point at the edge, like every other call a function makes.
+      sqsEndpoint: emulators.edge.endpoint,
+      edgeEndpoint: emulators.edge.endpoint,
+      dynamo: emulators.dynamo,
+      sqs: emulators.sqs,
+      createSecret: (name, value) => fillSecret(emulators.secrets, name, value, secretFill(options, synthesized?.secretValues)),
+      logSink: options.functionLogs ?? (() => undefined),
+      maxConcurrency: options.maxConcurrency ?? 16,
     });
-    closers.unshift(() => sfn.close());
-    return { dynamo, sqs, sfn, queue, sqsClient, closers, executionListeners };
+    closers.unshift(async () => {
+      await Promise.all([...deployed.functions.values()].map((fn) => fn.pool.close()));
+    });
+    emulators.bindDeployment(deployed);
+    const keyOf = functionKeysByLogicalId(assembly.template);
+    const wiring: Wiring = await wireTriggers(assembly, deployed, {
+      host: options.host,
+      port: options.port ?? 0,
+      edge: emulators.edge,
+      sfn: emulators.sfn,
+      region: LOCAL_REGION,
+      accountId: LOCAL_ACCOUNT,
+      sweepIntervalMs: options.sweepIntervalMs,
+      waitStateMs: options.waitStateMs,
+      around: options.observe?.aroundInvoke ? (fn, invoke) => options.observe!.aroundInvoke!(keyOf[fn.logicalId] as FunctionKey, invoke) : undefined,
+      log,
+      executionListeners: emulators.executionListeners,
+    });
+    closers.unshift(() => wiring.close());
+    emulators.setManagementTarget(wiring.managementEndpoint);
+    const tableName = deployed.tables[0];
+    const authToken = options.authToken ?? `dev_${randomBytes(18).toString("base64url")}`;
+    const deps = inspectionDeps(emulators, wiring, tableName, log);
+    await putApiKey(deps.db, authToken, { tenantId: "local", name: "dev token", scopes: ["operator.admin"] });
+    const functions = Object.fromEntries([...deployed.functions.values()].map((fn) => [keyOf[fn.logicalId] ?? fn.logicalId, fn]));
+    return {
+      restUrl: wiring.restUrl,
+      webSocketUrl: wiring.webSocketUrl,
+      authToken,
+      endpoints: { edge: emulators.edge.endpoint, dynamodb: emulators.dynamoEndpoint, sqs: emulators.sqsEndpoint, stepFunctions: emulators.sfn.endpoint },
+      deps,
+      config: deps.config,
+      assembly,
+      deployed,
+      functions,
+      outputs: wiring.outputs,
+      idle: () => wiring.idle(),
+      sweepNow: () => wiring.sweepNow(),
+      close: () => closeAll(closers),
+    };
   } catch (error) {
     await closeAll(closers);
     throw error;
   }
 }
 
-type AnyHandler = (event: never, context: Context) => Promise<unknown>;
+interface Synthesized {
+  dir: string;
+  secretValues: Record<string, string>;
+  config: AgentConfig;
+}
 
-/**
- * The emulators need handlers before the handlers' dependencies exist (ports
- * are only known once everything listens), so handlers are bound late.
- */
-class HandlerSlots {
-  private bound: Partial<Record<FunctionKey, AnyHandler>> = {};
+/** The CDK app, synthesized in this process into a fresh cloud assembly (bundles come from the cache). */
+export function synthesizeAssembly(options: Pick<LocalStackOptions, "config" | "configFile" | "env">, outdir?: string): Synthesized {
+  const dir = outdir ?? mkdtempSync(join(tmpdir(), "agent-runner-assembly-"));
+  const env = options.env ?? process.env;
+  const context: Record<string, unknown> = { ...cdkJsonContext() };
+  if (options.configFile) context.config = options.configFile;
+  const app = new App({ outdir: dir, context });
+  const stack = new AgentRunnerStack(app, STACK_ID, { processEnv: env, configObject: options.config as Record<string, unknown> | undefined });
+  app.synth();
+  return { dir, secretValues: stack.runner.agentConfig.secretValues, config: stack.runner.agentConfig.config };
+}
 
-  constructor(private readonly around?: LocalStackObserver["aroundInvoke"]) {}
+function cdkJsonContext(): Record<string, unknown> {
+  // Same feature flags as `cdk synth`, so both paths produce the same template.
+  return { "@aws-cdk/core:stackRelativeExports": true };
+}
 
-  bind(deps: AppDeps): void {
-    this.bound = {
-      "rest-api": createRestHandler(deps),
-      "ws-api": createWebSocketHandler(deps),
-      dispatcher: createDispatcherHandler(deps),
-      "run-start": createRunStartHandler(deps),
-      attempt: createAttemptHandler(deps),
-      decide: createDecideHandler(deps),
-      "run-finalize": createRunFinalizeHandler(deps),
-      sweeper: createSweeperHandler(deps),
-    } as Partial<Record<FunctionKey, AnyHandler>>;
+/** Keys never enter the template: a local deploy fills the local secret from the environment and the config's own keys. */
+function secretFill(options: LocalStackOptions, fromConfig: Record<string, string> | undefined): Record<string, string> {
+  const env = options.env ?? process.env;
+  const fill: Record<string, string> = { ...(fromConfig ?? {}) };
+  if (env.OPENAI_API_KEY) fill.OPENAI_API_KEY = env.OPENAI_API_KEY;
+  if (env.ANTHROPIC_API_KEY) fill.ANTHROPIC_API_KEY = env.ANTHROPIC_API_KEY;
+  return fill;
+}
+
+/** Creates the secret with the template's placeholders, keeps values filled earlier, sets the ones this start provides. */
+async function fillSecret(secrets: LocalSecretsManager, name: string, templateValue: string, fill: Record<string, string>): Promise<string> {
+  const existingArn = secrets.arnForId(name);
+  const current = existingArn ? await readSecret(secrets, existingArn) : {};
+  const placeholders = safeJson(templateValue);
+  const merged: Record<string, unknown> = { ...placeholders };
+  for (const key of Object.keys(placeholders)) {
+    if (typeof current[key] === "string" && current[key] !== "") merged[key] = current[key];
+    if (fill[key]) merged[key] = fill[key];
   }
+  return secrets.put(existingArn ?? name, JSON.stringify(merged));
+}
 
-  invoke<R>(key: FunctionKey, event: unknown, context: Context): Promise<R> {
-    const handler = this.bound[key];
-    if (!handler) throw new Error(`local stack: function ${key} is not bound yet`);
-    const invoke = () => handler(event as never, context) as Promise<R>;
-    return this.around ? this.around(key, invoke) : invoke();
+async function readSecret(secrets: LocalSecretsManager, arn: string): Promise<Record<string, unknown>> {
+  const out = await secrets.handler({ method: "POST", path: "/", headers: { "x-amz-target": "secretsmanager.GetSecretValue" }, body: Buffer.from(JSON.stringify({ SecretId: arn })) });
+  if (out.statusCode !== 200) return {};
+  return safeJson(String((safeJson(out.body.toString()) as { SecretString?: string }).SecretString ?? "{}"));
+}
+
+function safeJson(text: string): Record<string, unknown> {
+  try {
+    const value = JSON.parse(text) as unknown;
+    return value && typeof value === "object" ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
   }
 }
 
-async function startFrontDoor(options: LocalStackOptions, handlers: HandlerSlots): Promise<LocalApiGateway> {
-  return startLocalApiGateway({
-    host: options.host,
-    port: options.port ?? 0,
-    stage: WS_STAGE_NAME,
-    restHandler: (event, context) => handlers.invoke("rest-api", event, context),
-    webSocketHandler: (event, context) => handlers.invoke("ws-api", event, context),
-    webSocketRoutes: [...WS_METHOD_ROUTES],
-    createContext: (functionName) => createLambdaContext(functionName, timeoutOf(functionName as FunctionKey)),
-    webSocketAsyncInvocation: { functionTimeoutMs: timeoutOf("ws-api") },
-  });
+interface Emulators {
+  edge: AwsEdge;
+  dynamo: DynamoDBClient;
+  dynamoEndpoint: string;
+  sqs: SQSClient;
+  sqsEndpoint: string;
+  sfn: Awaited<ReturnType<typeof startLocalStepFunctions>>;
+  secrets: LocalSecretsManager;
+  executionListeners: ((event: LocalExecutionEvent) => void)[];
+  bindDeployment(deployed: DeployedResources): void;
+  setManagementTarget(url: string): void;
 }
 
-function timeoutOf(key: FunctionKey): number {
-  return (FUNCTION_SPECS[key]?.timeoutSeconds ?? 30) * 1000;
-}
-
-/** The state machine CDK synthesizes, rendered with placeholder ARNs, each Task bound in-process. */
-function registerStateMachine(sfn: LocalStepFunctions, handlers: HandlerSlots, waitStateMs?: Record<string, number>): string {
-  const template = synthesizeTemplate({ bundling: false });
-  const rendered = renderStateMachineDefinition(template, { region: LOCAL_REGION, accountId: LOCAL_ACCOUNT });
-  const taskHandlers: Record<string, (input: unknown, context: Context) => Promise<unknown>> = {};
-  const taskTimeoutsMs: Record<string, number> = {};
-  for (const [arn, key] of Object.entries(rendered.taskFunctions)) {
-    taskHandlers[arn] = (input, context) => handlers.invoke(key as FunctionKey, input, context);
-    taskTimeoutsMs[arn] = timeoutOf(key as FunctionKey);
-  }
-  return sfn.register({ name: "agent-runner-runs", definition: rendered.definition, taskHandlers, taskTimeoutsMs, waitStateMs });
-}
-
-function startDispatcherSource(parts: Emulators, handlers: HandlerSlots): SqsEventSource {
-  return startSqsEventSource({
-    sqsClient: parts.sqsClient,
-    queueUrl: parts.queue.queueUrl,
-    queueArn: parts.queue.queueArn,
-    region: LOCAL_REGION,
-    handler: (event, context) => handlers.invoke("dispatcher", event, context),
-    functionName: "dispatcher",
-    functionTimeoutMs: timeoutOf("dispatcher"),
-    batchSize: 10,
-    waitTimeSeconds: 1,
-    concurrency: 2,
-  });
-}
-
-/** EventBridge's two sweeper rules, locally: a timer and the executions that end FAILED / TIMED_OUT / ABORTED. */
-function startSweeper(options: LocalStackOptions, handlers: HandlerSlots, log: Log): LocalSweeper {
-  return startLocalSweeper({
-    invoke: (event) => handlers.invoke("sweeper", event, createLambdaContext("sweeper", timeoutOf("sweeper"))),
-    intervalMs: options.sweepIntervalMs ?? SWEEP_INTERVAL_MS,
+async function startEmulators(options: LocalStackOptions, closers: (() => Promise<void>)[]): Promise<Emulators> {
+  const dynamoServer = await startLocalDynamo({ dataDir: options.dataDir ? join(options.dataDir, "dynamodb") : undefined });
+  closers.unshift(() => dynamoServer.close());
+  const sqsServer = await startLocalSqs({ port: 0 });
+  closers.unshift(() => sqsServer.stop());
+  const executionListeners: ((event: LocalExecutionEvent) => void)[] = [];
+  const sfn = await startLocalStepFunctions({
+    port: 0,
     region: LOCAL_REGION,
     accountId: LOCAL_ACCOUNT,
-    onError: (error) => log.error("local sweeper invocation failed", { error: String(error) }),
+    onExecutionEvent: (event) => {
+      options.observe?.onExecutionEvent?.(event);
+      for (const listener of executionListeners) listener(event);
+    },
   });
+  closers.unshift(() => sfn.close());
+  const secrets = createLocalSecretsManager({ region: LOCAL_REGION, accountId: LOCAL_ACCOUNT, ...(options.dataDir ? { persistFile: join(options.dataDir, "secrets.json") } : {}) });
+  let deployed: DeployedResources | undefined;
+  const asyncWork = new Set<Promise<unknown>>();
+  const lambdaApi = createLambdaApi({
+    lookup: (name) => deployed?.byName.get(name),
+    retryDelayMs: options.asyncRetryDelayMs ?? 1000,
+    track: (work) => {
+      asyncWork.add(work);
+      void work.finally(() => asyncWork.delete(work));
+    },
+    onAsyncFailure: (fn, error) => options.log?.warn("asynchronous invocation failed after its retries", { function: fn, error: String(error) }),
+  });
+  const executeApi = { target: "" };
+  const edge = await startAwsEdge({
+    region: LOCAL_REGION,
+    accountId: LOCAL_ACCOUNT,
+    identities: new Map([[ADMIN_CREDENTIALS.accessKeyId, { admin: true, principalArn: `arn:aws:iam::${LOCAL_ACCOUNT}:root` }]]),
+    upstreams: {
+      dynamodb: dynamoServer.endpoint,
+      sqs: sqsServer.endpoint,
+      states: sfn.endpoint,
+      secretsmanager: secrets.handler,
+      lambda: lambdaApi,
+      "execute-api": (request) => forwardTo(executeApi.target, request),
+    },
+    queueArnForUrl: (url) => deployed?.queueArnForUrl(url),
+    secretArnForId: (id) => secrets.arnForId(id),
+    ...(options.observe?.onEdgeCall ? { onCall: options.observe.onEdgeCall } : {}),
+  });
+  closers.unshift(() => edge.close());
+  const admin = { region: LOCAL_REGION, credentials: ADMIN_CREDENTIALS };
+  return {
+    edge,
+    dynamo: new DynamoDBClient({ ...admin, endpoint: dynamoServer.endpoint }),
+    dynamoEndpoint: dynamoServer.endpoint,
+    // Through the edge, so queue URLs carry the edge's address (what functions are given).
+    sqs: new SQSClient({ ...admin, endpoint: edge.endpoint }),
+    sqsEndpoint: sqsServer.endpoint,
+    sfn,
+    secrets,
+    executionListeners,
+    bindDeployment: (d) => {
+      deployed = d;
+      for (const fn of d.functions.values()) {
+        edge.setIdentity(fn.accessKeyId, { principalArn: `arn:aws:sts::${LOCAL_ACCOUNT}:assumed-role/${fn.roleName}/${fn.name}`, statements: fn.statements });
+      }
+    },
+    setManagementTarget: (url) => {
+      executeApi.target = url;
+    },
+  };
+}
+
+/** The execute-api upstream: the front door's management endpoint, known once it listens. */
+async function forwardTo(base: string, request: { method: string; path: string; headers: Record<string, string>; body: Buffer }) {
+  const response = await fetch(`${base}${request.path}`, { method: request.method, headers: { "content-type": request.headers["content-type"] ?? "application/json" }, body: request.method === "GET" || request.method === "DELETE" ? undefined : request.body });
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, key) => (headers[key] = value));
+  return { statusCode: response.status, headers, body: Buffer.from(await response.arrayBuffer()) };
+}
+
+/** What tests read and write the deployed resources with: admin clients, never a function's. */
+function inspectionDeps(emulators: Emulators, wiring: Wiring, tableName: string, log: Log): AppDeps {
+  const runtime: RuntimeConfig = {
+    region: LOCAL_REGION,
+    tableName,
+    queueUrl: wiring.runQueueUrl,
+    stateMachineArn: wiring.stateMachineArn,
+    webSocketManagementEndpoint: wiring.managementEndpoint,
+    endpoints: { dynamodb: emulators.dynamoEndpoint, sqs: emulators.sqsEndpoint, sfn: emulators.sfn.endpoint },
+    credentials: ADMIN_CREDENTIALS,
+  };
+  return buildAppDeps(runtime, wiring.config, log);
 }
 
 async function closeAll(closers: (() => Promise<void>)[]): Promise<void> {
-  for (const close of closers) {
-    await close().catch(() => undefined);
-  }
+  for (const close of closers) await close().catch(() => undefined);
 }
+
+export const DEFAULT_SWEEP_INTERVAL_MS = SWEEP_INTERVAL_MS;

@@ -15,6 +15,10 @@ export interface LocalSweeperOptions {
   region: string;
   accountId: string;
   onError?: (error: unknown) => void;
+  /** Execution statuses the EventBridge rule's pattern matches (default FAILED, TIMED_OUT, ABORTED). */
+  statuses?: readonly string[];
+  /** Only executions of this state machine (the pattern's detail.stateMachineArn). */
+  stateMachineArns?: readonly string[];
 }
 
 export interface LocalSweeper {
@@ -51,7 +55,9 @@ export function startLocalSweeper(options: LocalSweeperOptions): LocalSweeper {
   timer?.unref();
   return {
     onExecutionEvent: (event) => {
-      if (stopped || event.kind !== "closed" || !ENDED_STATUSES.has(event.execution.status)) return;
+      if (stopped || event.kind !== "closed") return;
+      if (!(options.statuses ? options.statuses.includes(event.execution.status) : ENDED_STATUSES.has(event.execution.status))) return;
+      if (options.stateMachineArns && !options.stateMachineArns.includes(event.execution.stateMachineArn)) return;
       void track(options.invoke(statusChangeEvent(options, event.execution)));
     },
     sweepNow,

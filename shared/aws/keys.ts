@@ -40,6 +40,10 @@ export const keys = {
   runUsage: (runId: string) => ({ pk: `RUN#${runId}`, sk: "USAGE" }),
   sessionUsage: (sessionKey: string) => ({ pk: `SESSION#${sessionKey}`, sk: "USAGE" }),
   workspace: (name: string) => ({ pk: `WORKSPACE#${name}`, sk: "WORKSPACE" }),
+  /** An API key, by the SHA-256 of its secret (the key itself is never stored). */
+  apiKey: (sha256: string) => ({ pk: `APIKEY#${sha256}`, sk: "APIKEY" }),
+  /** A deployed configuration, by its version (content hash); immutable. */
+  configSnapshot: (version: string) => ({ pk: `CONFIG#${version}`, sk: "CONFIG" }),
   lane: (sessionKey: string) => ({ pk: `LANE#${sessionKey}`, sk: "LANE" }),
   laneRegistry: (shard: number, sessionKey: string) => ({ pk: `LANES#${shard}`, sk: `L#${sessionKey}` }),
   globalSlots: (lane: string) => ({ pk: `GLANE#${lane}`, sk: "SLOTS" }),

@@ -30,8 +30,16 @@ const ProviderSchema = z
   })
   .strict();
 
+/** A plugin module of the user's project: a path (relative to the config file), or `{path, config}`. */
+const PluginRefSchema = z.union([
+  z.string().min(1),
+  z.object({ path: z.string().min(1), config: z.record(z.string(), z.unknown()).default({}) }).strict(),
+]);
+
 export const AgentConfigSchema = z
   .object({
+    /** Plugin modules, bundled into the functions at synth (infra/bundle.ts) and registered at cold start. */
+    plugins: z.array(PluginRefSchema).default([]),
     /** `provider/model`, e.g. `openai/gpt-4.1-mini`; `offline/echo` is the built-in deterministic model. */
     model: z.string().regex(/^[a-z0-9-]+\/.+$/, "model must be provider/model").default("offline/echo"),
     fallbackModels: z.array(z.string().regex(/^[a-z0-9-]+\/.+$/)).default([]),
@@ -104,8 +112,12 @@ type Env = Record<string, string | undefined>;
 
 /** Reads the optional config file, then applies env overrides, then validates. */
 export function loadAgentConfig(env: Env = process.env, filePath = env.AGENT_RUNNER_CONFIG): AgentConfig {
-  const fromFile = filePath ? readConfigFile(filePath) : {};
-  const merged = applyEnvOverrides(fromFile, env);
+  return parseAgentConfig(filePath ? readConfigFile(filePath) : {}, env);
+}
+
+/** Validates a configuration object (as the JSON file holds it) after the environment overrides. */
+export function parseAgentConfig(raw: Record<string, unknown>, env: Env = {}): AgentConfig {
+  const merged = applyEnvOverrides(raw, env);
   const parsed = AgentConfigSchema.safeParse(merged);
   if (!parsed.success) {
     throw new ConfigError(`invalid agent configuration: ${z.prettifyError(parsed.error)}`);

@@ -61,7 +61,7 @@ export async function wireAttemptSession(deps: RunDeps, input: AttemptWiringInpu
     },
     context: config.context,
     maxToolResultChars: config.agent.maxToolResultChars,
-    tools: buildToolSurface({ config: config.tools, skills: workspace.skills, now: deps.db.now }),
+    tools: buildToolSurface({ config: config.tools, skills: workspace.skills, now: deps.db.now, extra: deps.pluginTools }),
     hooks,
     ledger: createDynamoToolLedger(deps.db, run.runId, { retentionDays: config.events.retentionDays }),
     meter: createUsageMeter({

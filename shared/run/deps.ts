@@ -3,6 +3,7 @@ import type { Db } from "../aws/dynamo";
 import type { FramePusher } from "../aws/push";
 import type { RunExecutions } from "../aws/executions";
 import type { HookRegistry } from "../hooks/registry";
+import type { ToolDefinition } from "../agent/tools/types";
 
 export interface Log {
   info(message: string, extra?: Record<string, unknown>): void;
@@ -19,6 +20,8 @@ export interface RunDeps {
   log: Log;
   /** Plugin hooks (compaction and session boundaries use the observers); none when absent. */
   hooks?: HookRegistry;
+  /** Tools registered by plugins (offered next to the built-in and custom ones). */
+  pluginTools?: readonly ToolDefinition[];
 }
 
 export const silentLog: Log = { info() {}, warn() {}, error() {} };

@@ -7,7 +7,9 @@ import { createFramePusher } from "../aws/push";
 import { createRunQueue, type RunQueue } from "../aws/run-queue";
 import type { AsyncSelfInvoker } from "../aws/self-invoke";
 import type { Db } from "../aws/dynamo";
-import { loadAgentConfig, type AgentConfig } from "../config/config";
+import type { AgentConfig } from "../config/config";
+import { loadDeployedConfig, type DeployedAgentConfig } from "./deployed-config";
+import { loadBundledPlugins } from "./bundled-plugins";
 import { runtimeConfigFromEnv, type RuntimeConfig } from "../config/runtime";
 import type { RunDeps } from "../run/deps";
 
@@ -15,6 +17,8 @@ import type { RunDeps } from "../run/deps";
 export interface AppDeps extends RunDeps {
   queue: RunQueue;
   runtime: RuntimeConfig;
+  /** Content hash of the deployed configuration this function runs (stamped on the runs it accepts). */
+  configVersion?: string;
   /** ws-api in Lambda only (its handler.ts sets it; see shared/aws/self-invoke.ts). */
   invokeSelfAsync?: AsyncSelfInvoker;
 }
@@ -43,16 +47,22 @@ export function createLogger(serviceName = "agent-runner"): RunDeps["log"] {
 }
 
 /**
- * Lambda cold start: configuration from the environment, provider keys from
- * Secrets Manager (never from the template), cached for the container's life.
+ * Lambda cold start: where things are from the environment, what the agent
+ * does from the deployed configuration shipped with the code
+ * (`$LAMBDA_TASK_ROOT/agent-config.json`), provider keys from Secrets Manager
+ * (never from the template), plugins from the bundle; cached for the
+ * container's life.
  */
 let cached: Promise<AppDeps> | undefined;
 export function depsFromEnv(): Promise<AppDeps> {
   cached ??= (async () => {
     const runtime = runtimeConfigFromEnv();
+    const log = createLogger();
     const keys = await providerKeysFromSecret(runtime.region);
-    const config = loadAgentConfig({ ...process.env, ...keys });
-    return buildAppDeps(runtime, config, createLogger());
+    const deployed: DeployedAgentConfig = loadDeployedConfig(process.env.LAMBDA_TASK_ROOT ?? process.cwd(), keys);
+    const plugins = loadBundledPlugins(deployed.config, log);
+    const deps = buildAppDeps(runtime, deployed.config, log);
+    return { ...deps, configVersion: deployed.version, hooks: plugins.hooks, pluginTools: plugins.tools };
   })();
   return cached;
 }
@@ -60,7 +70,7 @@ export function depsFromEnv(): Promise<AppDeps> {
 async function providerKeysFromSecret(region: string): Promise<Record<string, string>> {
   const secretArn = process.env.PROVIDER_KEYS_SECRET_ARN;
   if (!secretArn) return {};
-  const client = new SecretsManagerClient({ region, endpoint: process.env.AWS_ENDPOINT_URL_SECRETS_MANAGER ?? process.env.AWS_ENDPOINT_URL });
+  const client = new SecretsManagerClient({ region });
   const out = await client.send(new GetSecretValueCommand({ SecretId: secretArn }));
   const parsed = JSON.parse(out.SecretString ?? "{}") as Record<string, unknown>;
   // Empty placeholders mean "not configured": the offline model stays the default.

@@ -3,7 +3,7 @@ import { markAuthenticated } from "../../../shared/aws/connections";
 import { validate } from "../../../shared/http/rest";
 import { ApiError } from "../../../shared/protocol/errors";
 import { grantedScopes, helloPayload } from "../../../shared/protocol/hello";
-import { tokenMatches } from "../../../shared/runtime/auth";
+import { authenticate } from "../../../shared/runtime/auth";
 import type { Method } from "./types";
 
 /**
@@ -25,7 +25,7 @@ export function connectMethod(methodNames: () => readonly string[]): Method {
   return async (deps, { connectionId, params }) => {
     const parsed = validate(ConnectParamsSchema, params ?? {});
     const token = parsed.auth?.token ?? parsed.token;
-    if (!tokenMatches(token, deps.runtime.authTokenSha256)) throw unauthorized(token);
+    if (!(await authenticate(deps.db, token, deps.runtime.authTokenSha256))) throw unauthorized(token);
     const scopes = grantedScopes(parsed.scopes);
     await markAuthenticated(deps.db, connectionId, { caps: parsed.caps ?? [], scopes, ...(parsed.client?.id ? { clientId: parsed.client.id } : {}) });
     return helloPayload({ connectionId, methods: methodNames(), role: parsed.role ?? "operator", scopes });

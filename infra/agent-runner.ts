@@ -1,0 +1,178 @@
+/**
+ * AgentRunner: the whole runner as one construct, to put into any CDK app
+ * (this repo's app is one instance of it, infra/stack.ts). Storage and
+ * messaging are built here; functions, APIs, the state machine and alarms
+ * come from their own modules so each piece stays small and testable.
+ */
+import { join } from "node:path";
+import { Duration, RemovalPolicy, SecretValue, Stack } from "aws-cdk-lib";
+import type { ITopic } from "aws-cdk-lib/aws-sns";
+import { SnsAction } from "aws-cdk-lib/aws-cloudwatch-actions";
+import { AttributeType, BillingMode, Table } from "aws-cdk-lib/aws-dynamodb";
+import type { IFunction } from "aws-cdk-lib/aws-lambda";
+import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
+import { Secret } from "aws-cdk-lib/aws-secretsmanager";
+import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
+import { Construct } from "constructs";
+import { createAlarms } from "./alarms";
+import { resolveAgentConfig, type AgentConfigSource, type ResolvedAgentConfig } from "./agent-config";
+import { addWebSocketRoutes, createRestApi, createWebSocketApi } from "./apis";
+import { stageFunctionAsset } from "./assets";
+import { bundleFunctions } from "./bundle";
+import { FUNCTION_KEYS, FUNCTION_SPECS, type FunctionKey } from "./functions";
+import { createFunction, REPO_ROOT, stateMachineArnOf, type FunctionDeps, type FunctionSettings } from "./lambdas";
+import { createRunStateMachine } from "./state-machine";
+
+/** Keys and TTL attribute of the single table; items are typed by `pk`/`sk` prefixes. */
+export const TABLE_SCHEMA = { partitionKey: "pk", sortKey: "sk", ttlAttribute: "expiresAt" } as const;
+
+export const DLQ_MAX_RECEIVE_COUNT = 5;
+/** AWS: the queue's visibility timeout should be at least 6x the consumer's timeout. */
+export const VISIBILITY_TIMEOUT_FACTOR = 6;
+
+/** Only the functions that call a model build prompts: they get the workspace folder. */
+const WORKSPACE_FUNCTIONS: readonly FunctionKey[] = ["attempt"];
+
+export interface AgentRunnerProps extends AgentConfigSource {
+  /** Hex SHA-256 of the API bearer token (never the token itself); empty: only key items in the table authenticate. */
+  readonly authTokenSha256?: string;
+  /** Every alarm notifies this topic (alarm and OK). */
+  readonly alarmTopic?: ITopic;
+  /** Log retention of every function and of the state machine (default one month). */
+  readonly logRetention?: RetentionDays;
+  /** X-Ray on the functions and the state machine (default off). */
+  readonly tracing?: boolean;
+  /** Table, secret and logs on stack deletion (default RETAIN). */
+  readonly removalPolicy?: RemovalPolicy;
+  /** POWERTOOLS_LOG_LEVEL (default INFO). */
+  readonly logLevel?: string;
+  /** Bundle cache (default node_modules/.cache/agent-runner under the repo). */
+  readonly cacheDir?: string;
+}
+
+export class AgentRunner extends Construct {
+  readonly agentConfig: ResolvedAgentConfig;
+  readonly functions: Record<FunctionKey, IFunction>;
+  readonly restApiUrl: string;
+  readonly webSocketUrl: string;
+  readonly providerKeys: Secret;
+  readonly tableName: string;
+  readonly queueUrl: string;
+  readonly stateMachineArn: string;
+
+  constructor(scope: Construct, id: string, props: AgentRunnerProps = {}) {
+    super(scope, id);
+    const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    const logRetention = props.logRetention ?? RetentionDays.ONE_MONTH;
+    this.agentConfig = resolveAgentConfig(props);
+    const table = this.createTable(removalPolicy);
+    const { queue, deadLetterQueue } = this.createQueues();
+    this.providerKeys = this.createProviderKeysSecret(removalPolicy);
+    const ws = createWebSocketApi(this);
+    // A fixed name lets functions know the ARN without a Ref (see lambdas.ts).
+    const stateMachineName = `${Stack.of(this).stackName}-run-loop`;
+    const settings: FunctionSettings = {
+      removalPolicy,
+      logRetention,
+      logLevel: (props.logLevel ?? "INFO").toUpperCase(),
+      tracing: props.tracing ?? false,
+      authTokenSha256: props.authTokenSha256 ?? "",
+    };
+    const deps: FunctionDeps = {
+      settings,
+      assets: this.stageAssets(props.cacheDir ?? join(REPO_ROOT, "node_modules", ".cache", "agent-runner")),
+      table,
+      queue,
+      providerKeys: this.providerKeys,
+      wsApiId: ws.api.apiId,
+      wsStageName: ws.stage.stageName,
+      wsManagementEndpoint: ws.stage.callbackUrl,
+      stateMachineArn: stateMachineArnOf(this, stateMachineName),
+      stateMachineName,
+    };
+    const fns = Object.fromEntries(FUNCTION_KEYS.map((key) => [key, createFunction(this, FUNCTION_SPECS[key], deps)])) as Record<FunctionKey, ReturnType<typeof createFunction>>;
+    this.functions = fns;
+    addWebSocketRoutes(ws.api, fns["ws-api"]);
+    const restApi = createRestApi(this, fns["rest-api"], removalPolicy);
+    const stateMachine = createRunStateMachine(this, "RunStateMachine", {
+      functions: fns,
+      stateMachineName,
+      logGroup: new LogGroup(this, "RunStateMachineLogs", {
+        // The /aws/vendedlogs/ prefix keeps CloudWatch Logs' resource policy small.
+        logGroupName: `/aws/vendedlogs/states/${stateMachineName}`,
+        retention: logRetention,
+        removalPolicy,
+      }),
+      tracing: settings.tracing,
+    });
+    // Callers that are not tasks wait for the machine (run-finalize cannot: it is a task).
+    for (const key of ["dispatcher", "sweeper", "rest-api", "ws-api"] as const) fns[key].node.addDependency(stateMachine);
+    const alarms = createAlarms(this, { deadLetterQueue, stateMachine, functions: fns });
+    if (props.alarmTopic) {
+      const action = new SnsAction(props.alarmTopic);
+      for (const alarm of alarms) {
+        alarm.addAlarmAction(action);
+        alarm.addOkAction(action);
+      }
+    }
+    this.restApiUrl = restApi.url;
+    this.webSocketUrl = ws.stage.url;
+    this.tableName = table.tableName;
+    this.queueUrl = queue.queueUrl;
+    this.stateMachineArn = stateMachine.stateMachineArn;
+  }
+
+  private stageAssets(cacheDir: string): Record<FunctionKey, string> {
+    const entries = Object.fromEntries(FUNCTION_KEYS.map((key) => [key, join(REPO_ROOT, FUNCTION_SPECS[key].entry)]));
+    const bundles = bundleFunctions({ entries, pluginModules: this.agentConfig.pluginModules, cacheDir: join(cacheDir, "bundles"), projectRoot: REPO_ROOT });
+    const staged = FUNCTION_KEYS.map((key) => {
+      const workspaceDir = WORKSPACE_FUNCTIONS.includes(key) ? this.agentConfig.workspaceDir : undefined;
+      return [key, stageFunctionAsset({ bundleDir: bundles[key], deployed: this.agentConfig.deployed, workspaceDir, stagingRoot: join(cacheDir, "assets") })];
+    });
+    return Object.fromEntries(staged) as Record<FunctionKey, string>;
+  }
+
+  private createTable(removalPolicy: RemovalPolicy): Table {
+    return new Table(this, "Table", {
+      partitionKey: { name: TABLE_SCHEMA.partitionKey, type: AttributeType.STRING },
+      sortKey: { name: TABLE_SCHEMA.sortKey, type: AttributeType.STRING },
+      timeToLiveAttribute: TABLE_SCHEMA.ttlAttribute,
+      billingMode: BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      removalPolicy,
+    });
+  }
+
+  private createQueues(): { queue: Queue; deadLetterQueue: Queue } {
+    const deadLetterQueue = new Queue(this, "RunQueueDlq", {
+      fifo: true,
+      encryption: QueueEncryption.SQS_MANAGED,
+      // Longer than the source queue's retention: FIFO keeps the original enqueue time.
+      retentionPeriod: Duration.days(14),
+    });
+    const queue = new Queue(this, "RunQueue", {
+      fifo: true,
+      // Dedup id = run id (or the caller's idempotency key), never the body.
+      contentBasedDeduplication: false,
+      encryption: QueueEncryption.SQS_MANAGED,
+      visibilityTimeout: Duration.seconds(VISIBILITY_TIMEOUT_FACTOR * FUNCTION_SPECS.dispatcher.timeoutSeconds),
+      deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: DLQ_MAX_RECEIVE_COUNT },
+    });
+    return { queue, deadLetterQueue };
+  }
+
+  /**
+   * Provider API keys live in Secrets Manager, filled in by the operator
+   * after deploy; the template only carries empty placeholders, one per
+   * provider key and per configured auth profile.
+   */
+  private createProviderKeysSecret(removalPolicy: RemovalPolicy): Secret {
+    const placeholders = Object.fromEntries(this.agentConfig.deployed.secretKeys.map((name) => [name, SecretValue.unsafePlainText("")]));
+    const secret = new Secret(this, "ProviderKeys", {
+      description: `agent-runner provider API keys: fill in ${this.agentConfig.deployed.secretKeys.join(", ")}`,
+      secretObjectValue: placeholders,
+    });
+    secret.applyRemovalPolicy(removalPolicy);
+    return secret;
+  }
+}

@@ -1,0 +1,153 @@
+/**
+ * The functions' code bundles, built with esbuild's JS API while the CDK app
+ * is constructed (the same way NodejsFunction shells out to esbuild), and
+ * cached by their inputs so an unchanged tree never rebundles.
+ *
+ * Why not NodejsFunction: it cannot add files next to the bundle (the
+ * deployed configuration, the workspace), rebundles on every synth, and
+ * with bundling switched off it ships a placeholder. Here the asset CDK
+ * stages and `cdk deploy` uploads is exactly what `npm start` runs.
+ *
+ * Cache validity: every input esbuild read (its metafile) is recorded with
+ * size and mtime; a cache entry is used only when all of them still match,
+ * under a key made of the entry points, the plugin modules and the options.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { buildSync, version as esbuildVersion, type BuildOptions, type Metafile } from "esbuild";
+
+/** Node subpath import the shared code loads plugins from (package.json `imports`). */
+export const PLUGINS_IMPORT = "#agent-runner/plugins";
+
+// ESM output still meets CommonJS dependencies that call `require`.
+const ESM_REQUIRE_BANNER =
+  "import { createRequire as __agentRunnerCreateRequire } from 'node:module';" +
+  "const require = __agentRunnerCreateRequire(import.meta.url);";
+
+export const BUNDLE_FILE = "index.mjs";
+
+export interface BundleRequest {
+  /** Output folder name -> entry file (absolute). */
+  entries: Record<string, string>;
+  /** Absolute paths of the plugin modules the configuration names (bundled in order). */
+  pluginModules: readonly string[];
+  /** Where the cache lives (one folder per cache key). */
+  cacheDir: string;
+  /** Where package.json and node_modules are. */
+  projectRoot: string;
+}
+
+/** Output folder name -> absolute folder holding `index.mjs` (+ its source map). */
+export type BundleDirs = Record<string, string>;
+
+interface CacheManifest {
+  inputs: Record<string, { size: number; mtimeMs: number }>;
+}
+
+export function bundleFunctions(request: BundleRequest): BundleDirs {
+  const options = buildOptions(request);
+  const key = cacheKey(request, options);
+  const dir = join(request.cacheDir, key);
+  if (!isFresh(dir)) build(dir, options, request.projectRoot);
+  return Object.fromEntries(Object.keys(request.entries).map((name) => [name, join(dir, name)]));
+}
+
+function buildOptions(request: BundleRequest): BuildOptions {
+  return {
+    entryPoints: Object.fromEntries(Object.entries(request.entries).map(([name, file]) => [`${name}/index`, file])),
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node22",
+    minify: true,
+    sourcemap: true,
+    outExtension: { ".js": ".mjs" },
+    banner: { js: ESM_REQUIRE_BANNER },
+    mainFields: ["module", "main"],
+    // Ship the pinned @aws-sdk versions instead of whatever the runtime carries.
+    external: [],
+    alias: { [PLUGINS_IMPORT]: pluginsModulePath(request) },
+    logLevel: "silent",
+    metafile: true,
+    absWorkingDir: request.projectRoot,
+  };
+}
+
+/** The generated module behind `#agent-runner/plugins`: the configured plugins, imported statically. */
+function pluginsModulePath(request: BundleRequest): string {
+  const source = [
+    ...request.pluginModules.map((file, index) => `import * as plugin${index} from ${JSON.stringify(file)};`),
+    `export const BUNDLED_PLUGINS = [${request.pluginModules.map((_f, index) => `plugin${index}`).join(", ")}];`,
+    "",
+  ].join("\n");
+  const digest = createHash("sha256").update(source).digest("hex").slice(0, 16);
+  const dir = join(request.cacheDir, "plugins");
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `plugins-${digest}.mjs`);
+  if (!existsSync(file)) writeAtomically(file, source);
+  return file;
+}
+
+function cacheKey(request: BundleRequest, options: BuildOptions): string {
+  const material = JSON.stringify({ esbuildVersion, options: { ...options, absWorkingDir: resolve(request.projectRoot) }, plugins: request.pluginModules });
+  return createHash("sha256").update(material).digest("hex").slice(0, 24);
+}
+
+function isFresh(dir: string): boolean {
+  const manifestFile = join(dir, "inputs.json");
+  if (!existsSync(manifestFile)) return false;
+  try {
+    const manifest = JSON.parse(readFileSync(manifestFile, "utf8")) as CacheManifest;
+    return Object.entries(manifest.inputs).every(([file, seen]) => {
+      const now = statSync(file, { throwIfNoEntry: false });
+      return now !== undefined && now.size === seen.size && now.mtimeMs === seen.mtimeMs;
+    });
+  } catch {
+    return false;
+  }
+}
+
+/** Builds into a temporary folder and renames it into place, so concurrent synths never see half a bundle. */
+function build(dir: string, options: BuildOptions, projectRoot: string): void {
+  const staging = `${dir}.tmp-${randomBytes(6).toString("hex")}`;
+  try {
+    const result = buildSync({ ...options, outdir: staging });
+    writeFileSync(join(staging, "inputs.json"), JSON.stringify(inputsOf(result.metafile!, projectRoot)));
+    rmSync(dir, { recursive: true, force: true });
+    renameSync(staging, dir);
+  } catch (error) {
+    rmSync(staging, { recursive: true, force: true });
+    // Another synth may have finished the same bundle first: that one is as good.
+    if (isFresh(dir)) return;
+    throw error;
+  }
+}
+
+function inputsOf(metafile: Metafile, projectRoot: string): CacheManifest {
+  const inputs: CacheManifest["inputs"] = {};
+  for (const input of Object.keys(metafile.inputs)) {
+    const file = resolve(projectRoot, input.replace(/^[a-z-]+:/, ""));
+    const stat = statSync(file, { throwIfNoEntry: false });
+    if (stat) inputs[file] = { size: stat.size, mtimeMs: stat.mtimeMs };
+  }
+  // package.json carries the `imports` map and the lock file the dependency versions.
+  for (const file of ["package.json", "package-lock.json"]) {
+    const path = join(projectRoot, file);
+    const stat = statSync(path, { throwIfNoEntry: false });
+    if (stat) inputs[path] = { size: stat.size, mtimeMs: stat.mtimeMs };
+  }
+  return { inputs };
+}
+
+function writeAtomically(file: string, content: string): void {
+  const temp = `${file}.tmp-${randomBytes(6).toString("hex")}`;
+  writeFileSync(temp, content);
+  renameSync(temp, file);
+}
+
+/** A bundle folder exists and holds the entry file. */
+export function assertBundled(dir: string): void {
+  if (!existsSync(join(dir, BUNDLE_FILE))) throw new Error(`bundle missing: ${join(dir, BUNDLE_FILE)}`);
+  mkdirSync(dir, { recursive: true });
+}

@@ -1,0 +1,63 @@
+// The Lambda runtime inside one worker thread (one sandbox): imports the
+// function's asset as Lambda does (`_HANDLER` = "<file>.<export>" under
+// LAMBDA_TASK_ROOT), then runs one invocation at a time. The worker's
+// process.env is exactly what the local deployer built for this function.
+import { parentPort } from "node:worker_threads";
+import { pathToFileURL } from "node:url";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+
+const taskRoot = process.env.LAMBDA_TASK_ROOT;
+const [file, exportName] = splitHandler(process.env._HANDLER ?? "index.handler");
+let handlerPromise;
+
+function splitHandler(spec) {
+  const dot = spec.lastIndexOf(".");
+  return [spec.slice(0, dot), spec.slice(dot + 1)];
+}
+
+function loadHandler() {
+  handlerPromise ??= (async () => {
+    const candidates = [".mjs", ".js", ".cjs"].map((ext) => join(taskRoot, `${file}${ext}`));
+    const path = candidates.find((candidate) => existsSync(candidate));
+    if (!path) throw Object.assign(new Error(`Cannot find module '${file}'`), { name: "Runtime.ImportModuleError" });
+    const mod = await import(pathToFileURL(path).href);
+    const handler = mod[exportName] ?? mod.default?.[exportName];
+    if (typeof handler !== "function") throw Object.assign(new Error(`${file}.${exportName} is undefined or not exported`), { name: "Runtime.HandlerNotFound" });
+    return handler;
+  })();
+  return handlerPromise;
+}
+
+function errorPayload(error) {
+  if (error instanceof Error) return { errorType: error.name, errorMessage: error.message, trace: (error.stack ?? "").split("\n") };
+  return { errorType: typeof error, errorMessage: String(error), trace: [] };
+}
+
+function contextOf(message) {
+  const noop = () => undefined;
+  return {
+    callbackWaitsForEmptyEventLoop: true,
+    functionName: process.env.AWS_LAMBDA_FUNCTION_NAME,
+    functionVersion: process.env.AWS_LAMBDA_FUNCTION_VERSION,
+    invokedFunctionArn: message.invokedFunctionArn,
+    memoryLimitInMB: process.env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE,
+    awsRequestId: message.requestId,
+    logGroupName: process.env.AWS_LAMBDA_LOG_GROUP_NAME,
+    logStreamName: process.env.AWS_LAMBDA_LOG_STREAM_NAME,
+    getRemainingTimeInMillis: () => Math.max(0, message.deadline - Date.now()),
+    done: noop,
+    fail: noop,
+    succeed: noop,
+  };
+}
+
+parentPort.on("message", async (message) => {
+  try {
+    const handler = await loadHandler();
+    const result = await handler(JSON.parse(message.payload), contextOf(message));
+    parentPort.postMessage({ requestId: message.requestId, ok: true, payload: result === undefined ? "null" : JSON.stringify(result) });
+  } catch (error) {
+    parentPort.postMessage({ requestId: message.requestId, ok: false, error: errorPayload(error) });
+  }
+});

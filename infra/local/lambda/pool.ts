@@ -1,0 +1,188 @@
+/**
+ * One deployed function, run the way Lambda runs it: each sandbox is a
+ * worker thread holding its own module instances and its own `process.env`
+ * (exactly the environment the deployer built), one invocation at a time;
+ * concurrent invocations get more sandboxes, idle ones are reused (warm
+ * starts). A sandbox that outlives the function's Timeout is stopped, like
+ * Lambda's, and the caller gets `Sandbox.Timedout` with Lambda's message.
+ * The event and the result cross the boundary as JSON (6 MB each way).
+ */
+import { randomUUID } from "node:crypto";
+import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
+import { LambdaFunctionError, LambdaServiceError, LAMBDA_SYNC_PAYLOAD_LIMIT_BYTES, LAMBDA_TIMEOUT_ERROR_TYPE, LAMBDA_RESPONSE_TOO_LARGE_ERROR_TYPE, type LambdaErrorPayload } from "../lambda-context";
+
+const BOOTSTRAP = fileURLToPath(new URL("./bootstrap.mjs", import.meta.url));
+
+export interface FunctionDefinition {
+  name: string;
+  arn: string;
+  /** The asset folder (LAMBDA_TASK_ROOT). */
+  codeDir: string;
+  handler: string;
+  timeoutSeconds: number;
+  memoryMb: number;
+  /** The complete environment of the sandbox. */
+  environment: Record<string, string>;
+  /** Sandboxes that may run at once (reserved concurrency, else the local cap). */
+  maxConcurrency: number;
+}
+
+/** Where a sandbox's stdout/stderr lines go (CloudWatch Logs, locally). */
+export type LogSink = (functionName: string, line: string) => void;
+
+interface Sandbox {
+  worker: Worker;
+  busy: boolean;
+  pending?: { requestId: string; resolve: (json: string) => void; reject: (error: Error) => void; timer: NodeJS.Timeout };
+}
+
+export class FunctionPool {
+  private readonly sandboxes = new Set<Sandbox>();
+  private readonly waiting: (() => void)[] = [];
+  private closed = false;
+  /** Invocations started (benchmarks and tests read it). */
+  invocations = 0;
+  coldStarts = 0;
+
+  constructor(
+    readonly definition: FunctionDefinition,
+    private readonly logSink: LogSink,
+  ) {}
+
+  /** A synchronous (RequestResponse) invocation: the result as JSON text, or a LambdaFunctionError. */
+  async invokeJson(payloadJson: string): Promise<string> {
+    if (Buffer.byteLength(payloadJson) > LAMBDA_SYNC_PAYLOAD_LIMIT_BYTES) {
+      throw new LambdaServiceError("RequestEntityTooLargeException", `Request must be smaller than ${LAMBDA_SYNC_PAYLOAD_LIMIT_BYTES} bytes for the InvokeFunction operation`);
+    }
+    const sandbox = await this.acquire();
+    this.invocations += 1;
+    try {
+      const result = await this.run(sandbox, payloadJson);
+      if (Buffer.byteLength(result) > LAMBDA_SYNC_PAYLOAD_LIMIT_BYTES) {
+        throw new LambdaFunctionError({
+          errorType: LAMBDA_RESPONSE_TOO_LARGE_ERROR_TYPE,
+          errorMessage: `Response payload size (${Buffer.byteLength(result)} bytes) exceeded maximum allowed payload size (${LAMBDA_SYNC_PAYLOAD_LIMIT_BYTES} bytes).`,
+        });
+      }
+      return result;
+    } finally {
+      this.release(sandbox);
+    }
+  }
+
+  async invoke<T>(event: unknown): Promise<T> {
+    return JSON.parse(await this.invokeJson(event === undefined ? "{}" : JSON.stringify(event))) as T;
+  }
+
+  /** Starts one sandbox ahead of traffic (a provisioned-concurrency-like warm start). */
+  async warm(): Promise<void> {
+    if (this.sandboxes.size === 0) this.release(this.spawn());
+  }
+
+  busyCount(): number {
+    return [...this.sandboxes].filter((s) => s.busy).length;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all([...this.sandboxes].map((sandbox) => sandbox.worker.terminate().catch(() => undefined)));
+    this.sandboxes.clear();
+  }
+
+  private async acquire(): Promise<Sandbox> {
+    for (;;) {
+      if (this.closed) throw new LambdaServiceError("ResourceNotFoundException", `Function not found: ${this.definition.arn}`);
+      const idle = [...this.sandboxes].find((s) => !s.busy);
+      if (idle) {
+        idle.busy = true;
+        return idle;
+      }
+      if (this.sandboxes.size < this.definition.maxConcurrency) {
+        const sandbox = this.spawn();
+        sandbox.busy = true;
+        return sandbox;
+      }
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+    }
+  }
+
+  private release(sandbox: Sandbox): void {
+    sandbox.busy = false;
+    this.waiting.shift()?.();
+  }
+
+  private spawn(): Sandbox {
+    const { definition } = this;
+    this.coldStarts += 1;
+    const worker = new Worker(BOOTSTRAP, {
+      env: definition.environment,
+      // Not the parent's loader flags (tsx): a sandbox runs plain JavaScript, like Lambda.
+      execArgv: [],
+      stdout: true,
+      stderr: true,
+      resourceLimits: { maxOldGenerationSizeMb: Math.max(64, definition.memoryMb) },
+      name: definition.name,
+    });
+    worker.unref();
+    const sandbox: Sandbox = { worker, busy: false };
+    this.pipeLogs(worker);
+    worker.on("message", (message: { requestId: string; ok: boolean; payload?: string; error?: LambdaErrorPayload }) => {
+      const pending = sandbox.pending;
+      if (!pending || pending.requestId !== message.requestId) return;
+      sandbox.pending = undefined;
+      clearTimeout(pending.timer);
+      if (message.ok) pending.resolve(message.payload ?? "null");
+      else pending.reject(new LambdaFunctionError(message.error!));
+    });
+    const crash = (error: LambdaErrorPayload) => {
+      this.sandboxes.delete(sandbox);
+      const pending = sandbox.pending;
+      sandbox.pending = undefined;
+      if (pending) {
+        clearTimeout(pending.timer);
+        pending.reject(new LambdaFunctionError(error));
+      }
+      this.waiting.shift()?.();
+    };
+    worker.on("error", (error) => crash({ errorType: "Runtime.ExitError", errorMessage: `RequestId: sandbox crashed: ${error.message}`, trace: (error.stack ?? "").split("\n") }));
+    worker.on("exit", (code) => crash({ errorType: "Runtime.ExitError", errorMessage: `Runtime exited with error: exit status ${code}` }));
+    this.sandboxes.add(sandbox);
+    return sandbox;
+  }
+
+  private run(sandbox: Sandbox, payload: string): Promise<string> {
+    const requestId = randomUUID();
+    const timeoutMs = this.definition.timeoutSeconds * 1000;
+    return new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        // Lambda stops a timed-out sandbox; the next invocation gets a fresh one.
+        sandbox.pending = undefined;
+        this.sandboxes.delete(sandbox);
+        void sandbox.worker.terminate();
+        reject(new LambdaFunctionError({
+          errorType: LAMBDA_TIMEOUT_ERROR_TYPE,
+          errorMessage: `RequestId: ${requestId} Error: Task timed out after ${this.definition.timeoutSeconds.toFixed(2)} seconds`,
+        }));
+      }, timeoutMs);
+      sandbox.pending = { requestId, resolve, reject, timer };
+      sandbox.worker.postMessage({ requestId, payload, deadline: Date.now() + timeoutMs, invokedFunctionArn: this.definition.arn });
+    });
+  }
+
+  private pipeLogs(worker: Worker): void {
+    for (const stream of [worker.stdout, worker.stderr]) {
+      let buffered = "";
+      stream.setEncoding("utf8");
+      stream.on("data", (chunk: string) => {
+        buffered += chunk;
+        let newline = buffered.indexOf("\n");
+        while (newline >= 0) {
+          this.logSink(this.definition.name, buffered.slice(0, newline));
+          buffered = buffered.slice(newline + 1);
+          newline = buffered.indexOf("\n");
+        }
+      });
+    }
+  }
+}
