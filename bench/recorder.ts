@@ -48,7 +48,7 @@ export class UsageRecorder {
 
   observer(): LocalStackObserver {
     return {
-      meter: this.meter,
+      ...(this.meter ? { meterCapacity: true, onEdgeCall: (call) => { if (call.principalArn?.includes(":assumed-role/")) this.meter!.recordWire(call); } } : {}),
       onExecutionEvent: (event) => this.onExecutionEvent(event),
       aroundInvoke: async (key, invoke) => {
         const started = performance.now();

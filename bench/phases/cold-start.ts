@@ -1,21 +1,19 @@
 /**
- * Figure 4: cold start. Every function is bundled the way CDK's
- * NodejsFunction bundles it (the BUNDLING options of infra/lambdas.ts mapped
- * to the esbuild flags CDK passes: --bundle --platform=node --format=esm
- * --outfile=index.mjs --minify --sourcemap --main-fields --banner, nothing
- * external because bundleAwsSDK is on), then imported in a fresh Node
+ * Figure 4: cold start. Every function is bundled exactly as the stack
+ * bundles it (infra/bundle.ts: esm, minified, source maps, nothing
+ * external), then imported in a fresh Node
  * process, with and without --enable-source-maps (the deployed functions set
  * it in NODE_OPTIONS). Import time is the module-init part of a cold start:
  * the handlers build their clients lazily, on the first invocation.
  */
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { build, type BuildOptions } from "esbuild";
 import { FUNCTION_SPECS, type FunctionKey } from "../../infra/functions";
-import { BUNDLING, REPO_ROOT } from "../../infra/lambdas";
+import { bundleFunctions } from "../../infra/bundle";
+import { REPO_ROOT } from "../../infra/lambdas";
 import { summarize, type Summary } from "../stats";
 
 export type BundleResult = BundleMeasured | { key: FunctionKey; error: string };
@@ -29,35 +27,16 @@ export interface BundleMeasured {
   samples: { importMs: number[]; importMsWithSourceMaps: number[] };
 }
 
-/** The esbuild options CDK derives from our BundlingOptions (aws-lambda-nodejs/lib/bundling.js). */
-export function esbuildOptionsFor(entry: string, outfile: string): BuildOptions {
-  return {
-    entryPoints: [join(REPO_ROOT, entry)],
-    bundle: true,
-    platform: "node",
-    target: BUNDLING.target,
-    format: BUNDLING.format === "esm" ? "esm" : "cjs",
-    outfile,
-    minify: BUNDLING.minify,
-    sourcemap: BUNDLING.sourceMap ? true : false,
-    mainFields: BUNDLING.mainFields,
-    banner: BUNDLING.banner ? { js: BUNDLING.banner } : undefined,
-    // bundleAwsSDK: true -> no externals at all.
-    external: BUNDLING.bundleAwsSDK ? [] : ["@aws-sdk/*"],
-    logLevel: "silent",
-  };
-}
-
 export async function measureColdStart(options: { repeats: number }): Promise<BundleResult[]> {
   const outDir = mkdtempSync(join(tmpdir(), "agent-runner-bundles-"));
   try {
     const results: BundleResult[] = [];
     for (const spec of Object.values(FUNCTION_SPECS)) {
-      const dir = join(outDir, spec.key);
-      mkdirSync(dir, { recursive: true });
-      const outfile = join(dir, "index.mjs");
+      let outfile: string;
       try {
-        await build(esbuildOptionsFor(spec.entry, outfile));
+        // The very bundles the stack ships (infra/bundle.ts), built fresh into a scratch cache.
+        const dirs = bundleFunctions({ entries: { [spec.key]: join(REPO_ROOT, spec.entry) }, pluginModules: [], cacheDir: outDir, projectRoot: REPO_ROOT });
+        outfile = join(dirs[spec.key], "index.mjs");
       } catch (error) {
         // Recorded, not thrown: one function that does not bundle must not hide the others' figures.
         results.push({ key: spec.key, error: error instanceof Error ? error.message.split("\n")[0] : String(error) });

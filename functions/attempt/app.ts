@@ -4,12 +4,14 @@ import { validate } from "../../shared/http/rest";
 import { attemptStep } from "../../shared/run/attempt-step";
 import { AttemptInputSchema, type StepPointer } from "../../shared/run/pointer";
 import type { AppDeps } from "../../shared/runtime/app-deps";
+import { depsForConfigVersion } from "../../shared/run/deps";
 
 /** State machine task `Attempt`: `{runId, loop, decision?}` -> `{runId, loop, decision}`. */
 export function createAttemptHandler(deps: AppDeps) {
   return middy<unknown, StepPointer, Error, Context>().handler(async (event, context) => {
     const input = validate(AttemptInputSchema, stripCrash(event));
-    return attemptStep(deps, input, { remainingMs: () => context.getRemainingTimeInMillis() });
+    const runDeps = await depsForConfigVersion(deps, input.loop.configVersion);
+    return attemptStep(runDeps, input, { remainingMs: () => context.getRemainingTimeInMillis() });
   });
 }
 

@@ -1,37 +1,43 @@
 /**
  * `npm start`: the whole system on loopback with nothing but Node — no Docker,
- * no AWS account, no API key (the built-in offline model answers then).
+ * no AWS account, no API key (the built-in offline model answers then). The
+ * CDK app is synthesized and its cloud assembly deployed onto local emulators
+ * (infra/local/stack.ts); `npm start -- --assembly <dir>` deploys an existing
+ * assembly (`npm run synth`'s cdk.out, or a CI pipeline's) without synthesizing.
  *
  * Environment: PORT (3000), HOST (127.0.0.1), DATA_DIR (./.data), AUTH_TOKEN
  * (else a dev token kept in DATA_DIR), AGENT_RUNNER_CONFIG (a JSON config
  * file; ./agent-runner.config.json when present), MODEL, OPENAI_API_KEY,
- * OPENAI_BASE_URL, ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, LOG_LEVEL (info).
+ * OPENAI_BASE_URL, ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, AWS_EDGE_PORT (PORT + 1), LOG_LEVEL (info:
+ * function logs at warn and above; debug: all of them).
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { join, resolve } from "node:path";
-import { loadAgentConfig } from "../../shared/config/config";
+import { parseArgs } from "node:util";
 import { isOfflineModel } from "../../shared/providers/registry";
 import { consoleLog } from "./console-log";
-import { startLocalStack } from "./stack";
+import { startLocalStack, type LocalStack } from "./stack";
 
 async function main(): Promise<void> {
   const startedAt = Date.now();
+  const { values } = parseArgs({ options: { assembly: { type: "string" } }, allowPositionals: false });
   const env = process.env;
   const dataDir = resolve(env.DATA_DIR ?? ".data");
   mkdirSync(dataDir, { recursive: true });
-  const configFile = env.AGENT_RUNNER_CONFIG ?? (existsSync("agent-runner.config.json") ? "agent-runner.config.json" : undefined);
-  const config = loadAgentConfig(env, configFile);
   const log = consoleLog(env.LOG_LEVEL ?? "info");
   const stack = await startLocalStack({
     port: Number(env.PORT ?? 3000),
+    // A fixed port, so tools outside the process (the AWS CLI, SAM's env.json) can reach it.
+    edgePort: Number(env.AWS_EDGE_PORT ?? Number(env.PORT ?? 3000) + 1),
     host: env.HOST ?? "127.0.0.1",
-    dataDir: join(dataDir, "dynamodb"),
-    config,
+    dataDir,
+    ...(values.assembly ? { assemblyDir: resolve(values.assembly) } : {}),
     authToken: env.AUTH_TOKEN ?? devToken(dataDir),
     log,
+    functionLogs: functionLogPrinter(env.LOG_LEVEL ?? "info"),
   });
-  printBanner(stack, config.model, Date.now() - startedAt, dataDir);
+  printBanner(stack, Date.now() - startedAt, dataDir, values.assembly);
   const stop = async () => {
     log.info("shutting down");
     await stack.close();
@@ -50,16 +56,32 @@ function devToken(dataDir: string): string {
   return token;
 }
 
-function printBanner(stack: { restUrl: string; webSocketUrl: string; authToken: string }, model: string, readyMs: number, dataDir: string): void {
+const QUIET_LEVELS = new Set(["DEBUG", "INFO", "TRACE"]);
+
+/** Function logs (Powertools JSON lines) are CloudWatch's locally: warnings and errors by default. */
+function functionLogPrinter(level: string): (fn: string, line: string) => void {
+  const verbose = level.toLowerCase() === "debug";
+  return (fn, line) => {
+    const parsed = /"level":"([A-Z]+)"/.exec(line);
+    if (!verbose && parsed && QUIET_LEVELS.has(parsed[1])) return;
+    process.stderr.write(`[${fn}] ${line}\n`);
+  };
+}
+
+function printBanner(stack: LocalStack, readyMs: number, dataDir: string, assembly: string | undefined): void {
+  const model = stack.config.model;
   const offline = isOfflineModel(model);
   const lines = [
     "",
-    `agent runner ready in ${readyMs} ms (local stack: dynalite + fauxqs + local Step Functions)`,
+    `agent runner ready in ${readyMs} ms (${assembly ? `cloud assembly ${assembly}` : "synthesized CDK app"} deployed onto dynalite + fauxqs + local Step Functions)`,
     `  REST base URL : ${stack.restUrl}`,
     `  WebSocket URL : ${stack.webSocketUrl}`,
     `  auth token    : ${stack.authToken}`,
     `  model         : ${model}${offline ? "  [OFFLINE built-in deterministic model: no API key configured]" : ""}`,
+    `  config        : version ${stack.outputs.ConfigVersion ?? "?"}`,
     `  data          : ${dataDir}`,
+    `  AWS endpoint  : ${stack.endpoints.edge}  (every service; IAM enforced per function, admin key "local")`,
+    `  functions     : ${Object.values(stack.functions).map((fn) => fn.name).join(", ")}`,
     "",
     "try:",
     `  curl -s -X POST ${stack.restUrl}/v1/agent -H 'authorization: Bearer ${stack.authToken}' \\`,

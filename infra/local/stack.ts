@@ -19,6 +19,7 @@ import { putApiKey } from "../../shared/aws/api-keys";
 import { buildAppDeps, type AppDeps } from "../../shared/runtime/app-deps";
 import type { RuntimeConfig } from "../../shared/config/runtime";
 import { silentLog, type Log } from "../../shared/run/deps";
+import { withCapacityRequestBody } from "../../shared/aws/metering";
 import { SWEEP_INTERVAL_MS } from "../../shared/lanes/sweep";
 import type { FunctionKey } from "../functions";
 import { AgentRunnerStack, STACK_ID } from "../stack";
@@ -41,6 +42,8 @@ export const ADMIN_CREDENTIALS = { accessKeyId: "local", secretAccessKey: "local
 export interface LocalStackOptions {
   /** Front door port (REST + WebSocket); 0 picks a free one. */
   port?: number;
+  /** The AWS edge's port (every service's endpoint); 0 (default) picks a free one. */
+  edgePort?: number;
   host?: string;
   /** Persist DynamoDB and secrets here; in memory when absent. */
   dataDir?: string;
@@ -71,6 +74,8 @@ export interface LocalStackOptions {
 
 /** Hooks the benchmark uses to count what a run costs; all optional, all off by default. */
 export interface LocalStackObserver {
+  /** Ask DynamoDB for ConsumedCapacity on every call (benchmarks price write and read units). */
+  meterCapacity?: boolean;
   /** Every SDK call the functions make, as the edge saw it (benchmarks count them). */
   onEdgeCall?: (call: EdgeCall) => void;
   onExecutionEvent?: (event: LocalExecutionEvent) => void;
@@ -267,6 +272,8 @@ async function startEmulators(options: LocalStackOptions, closers: (() => Promis
   });
   const executeApi = { target: "" };
   const edge = await startAwsEdge({
+    host: options.host,
+    port: options.edgePort ?? 0,
     region: LOCAL_REGION,
     accountId: LOCAL_ACCOUNT,
     identities: new Map([[ADMIN_CREDENTIALS.accessKeyId, { admin: true, principalArn: `arn:aws:iam::${LOCAL_ACCOUNT}:root` }]]),
@@ -281,6 +288,7 @@ async function startEmulators(options: LocalStackOptions, closers: (() => Promis
     queueArnForUrl: (url) => deployed?.queueArnForUrl(url),
     secretArnForId: (id) => secrets.arnForId(id),
     ...(options.observe?.onEdgeCall ? { onCall: options.observe.onEdgeCall } : {}),
+    ...(options.observe?.meterCapacity ? { rewriteRequestBody: withCapacityRequestBody } : {}),
   });
   closers.unshift(() => edge.close());
   const admin = { region: LOCAL_REGION, credentials: ADMIN_CREDENTIALS };

@@ -94,6 +94,30 @@ export class SdkMeter {
     client.middlewareStack.add(middleware, { step: "initialize", name: MIDDLEWARE_NAME, override: true });
   }
 
+  /**
+   * Counts one call seen on the wire (the local edge), for functions whose
+   * SDK clients run in other threads: same tallies as the middleware.
+   */
+  recordWire(call: { service: string; action: string; statusCode: number; requestBody: Uint8Array; responseBody: Uint8Array }): void {
+    const service = WIRE_SERVICES[call.service];
+    if (!service) return;
+    const input = parseJson(call.requestBody);
+    const operation = service === "apigw-management" ? (call.requestBody.byteLength > 0 ? "PostToConnection" : "GetConnection") : call.action.split(":")[1] ?? "Unknown";
+    const tally = this.tally(service, operation);
+    tally.calls += 1;
+    countRequest(service, operation, service === "apigw-management" ? { Data: call.requestBody } : input, tally);
+    const output = parseJson(call.responseBody);
+    if (call.statusCode >= 300) {
+      tally.errors += 1;
+      if (String(output.__type ?? "").endsWith("ConditionalCheckFailedException")) {
+        tally.conditionFailures += 1;
+        tally.writeUnits += 1;
+      }
+      return;
+    }
+    countResult(service, operation, input, output, tally);
+  }
+
   /** A deep copy of the tallies so far. */
   snapshot(): MeterSnapshot {
     return Object.fromEntries(Object.entries(this.tallies).map(([key, tally]) => [key, { ...tally }]));
@@ -190,4 +214,25 @@ function payloadBytes(value: unknown): number {
   if (typeof value === "string") return Buffer.byteLength(value, "utf8");
   if (value instanceof Uint8Array) return value.byteLength;
   return Buffer.byteLength(JSON.stringify(value), "utf8");
+}
+
+const WIRE_SERVICES: Record<string, MeteredService> = { dynamodb: "dynamodb", sqs: "sqs", states: "sfn", "execute-api": "apigw-management" };
+
+function parseJson(bytes: Uint8Array): Input {
+  try {
+    const value = JSON.parse(Buffer.from(bytes).toString("utf8")) as unknown;
+    return value && typeof value === "object" ? (value as Input) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** Asks DynamoDB for ConsumedCapacity on a wire request (what the middleware does in-process). */
+export function withCapacityRequestBody(service: string, request: { headers: Record<string, string>; body: Buffer }): Buffer | undefined {
+  if (service !== "dynamodb") return undefined;
+  const operation = (request.headers["x-amz-target"] ?? "").split(".")[1] ?? "";
+  if (!DYNAMO_CAPACITY_OPERATIONS.has(operation)) return undefined;
+  const input = parseJson(request.body);
+  if (input.ReturnConsumedCapacity !== undefined) return undefined;
+  return Buffer.from(JSON.stringify({ ...input, ReturnConsumedCapacity: "TOTAL" }));
 }

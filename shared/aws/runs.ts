@@ -33,6 +33,8 @@ export const RunRecordSchema = z.object({
   source: z.enum(["rest", "ws", "webhook"]),
   status: z.enum(RUN_STATUSES),
   model: z.string(),
+  /** Version of the deployed configuration the run was accepted under; every task of the run uses it. */
+  configVersion: z.string().optional(),
   /** Whole-run budget in ms (0 = unlimited). */
   timeoutMs: z.number().int().min(0),
   acceptedAt: z.number(),

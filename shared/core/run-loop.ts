@@ -113,6 +113,8 @@ export const LoopStateSchema = z.object({
   /** Attempts that stopped early to stay inside the Lambda limit (they do not count against the budget). */
   yields: countSince1(),
   execution: ExecutionSchema.default({ generation: 0, iterations: 0, maxIterations: LIMITS.iterationsPerExecution }),
+  /** The deployed configuration version the run started under (tasks load that configuration, not a newer deploy's). */
+  configVersion: z.string().optional(),
 });
 export type LoopState = z.infer<typeof LoopStateSchema>;
 
@@ -143,6 +145,7 @@ export interface LoopShape {
   profileCounts?: number[];
   iterationsPerExecution?: number;
   thinking?: ThinkingLevel;
+  configVersion?: string;
 }
 
 export function initialLoopState(modelCount: number, shape: LoopShape = {}): LoopState {
@@ -163,6 +166,7 @@ export function initialLoopState(modelCount: number, shape: LoopShape = {}): Loo
     attempt: 0,
     yields: 0,
     execution: { generation: 0, iterations: 0, maxIterations: shape.iterationsPerExecution ?? LIMITS.iterationsPerExecution },
+    ...(shape.configVersion ? { configVersion: shape.configVersion } : {}),
   };
 }
 

@@ -21,6 +21,8 @@ export interface IntakeDeps {
   db: Db;
   queue: RunQueue;
   config: AgentConfig;
+  /** Stamped on each accepted run (the deployed configuration's version). */
+  configVersion?: string;
   /** With a WebSocket management endpoint (ws-api), a message dropped for the cap gets its requester's final answer at once. */
   pusher?: FramePusher;
   log?: Log;
@@ -128,6 +130,7 @@ function newRunRecord(deps: IntakeDeps, request: AgentRequest, fields: NewRun): 
     source: fields.source,
     status: admission.answer === "accepted" ? "accepted" : "queued",
     model: request.model ?? deps.config.model,
+    ...(deps.configVersion ? { configVersion: deps.configVersion } : {}),
     timeoutMs: runTimeoutMs(deps.config, request.timeoutSeconds),
     acceptedAt: fields.acceptedAt,
     lane: {

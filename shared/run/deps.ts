@@ -20,8 +20,22 @@ export interface RunDeps {
   log: Log;
   /** Plugin hooks (compaction and session boundaries use the observers); none when absent. */
   hooks?: HookRegistry;
+  /** Version of `config` (the deployed configuration's content hash); absent outside a deployment. */
+  configVersion?: string;
+  /** The deployed configuration of an earlier version (its snapshot in the table), for runs accepted under it. */
+  configFor?(version: string): Promise<AgentConfig>;
   /** Tools registered by plugins (offered next to the built-in and custom ones). */
   pluginTools?: readonly ToolDefinition[];
 }
 
 export const silentLog: Log = { info() {}, warn() {}, error() {} };
+
+/**
+ * The dependencies with the configuration a run was accepted under: the same
+ * object when that is this deployment's, else the stored snapshot of that
+ * version, so a deploy in the middle of a run never splits it.
+ */
+export async function depsForConfigVersion<D extends RunDeps>(deps: D, version: string | undefined): Promise<D> {
+  if (!version || version === deps.configVersion || !deps.configFor) return deps;
+  return { ...deps, config: await deps.configFor(version), configVersion: version };
+}

@@ -5,7 +5,7 @@ import { touchSession } from "../aws/sessions";
 import { initialLoopState, type LoopState } from "../core/run-loop";
 import { modelChain } from "../providers/registry";
 import { RunEventEmitter } from "../events/emitter";
-import type { RunDeps } from "./deps";
+import { depsForConfigVersion, type RunDeps } from "./deps";
 import type { LoopPointer } from "./pointer";
 import { profileCounts } from "./profiles";
 import { enterSession, sessionStartEntries } from "./session-boundary";
@@ -19,14 +19,16 @@ const SHORT_LEASE_MS = 60_000;
  * Functions may run a task twice: the message is appended once (the last
  * committed entry tells) and `start` is emitted only into an empty event log.
  */
-export async function startRun(deps: RunDeps, runId: string, carried?: LoopState): Promise<LoopPointer> {
-  const run = await getRun(deps.db, runId);
+export async function startRun(anyDeps: RunDeps, runId: string, carried?: LoopState): Promise<LoopPointer> {
+  const run = await getRun(anyDeps.db, runId);
   if (!run) throw new RunNotFoundError(runId);
   // Continue-as-new: a long run goes on in this fresh execution with its loop state.
   if (carried) return { runId, loop: carried };
+  const deps = await depsForConfigVersion(anyDeps, run.configVersion);
   const loop = initialLoopState(modelChain(deps.config, run.model).length, {
     profileCounts: profileCounts(deps.config, run.model),
     iterationsPerExecution: deps.config.loop.iterationsPerExecution,
+    configVersion: run.configVersion,
   });
   if (TERMINAL_STATUSES.has(run.status)) return { runId, loop };
 

@@ -9,6 +9,7 @@ import type { AsyncSelfInvoker } from "../aws/self-invoke";
 import type { Db } from "../aws/dynamo";
 import type { AgentConfig } from "../config/config";
 import { loadDeployedConfig, type DeployedAgentConfig } from "./deployed-config";
+import { configSnapshotReader, publishConfigSnapshot } from "../aws/config-snapshots";
 import { loadBundledPlugins } from "./bundled-plugins";
 import { runtimeConfigFromEnv, type RuntimeConfig } from "../config/runtime";
 import type { RunDeps } from "../run/deps";
@@ -62,7 +63,10 @@ export function depsFromEnv(): Promise<AppDeps> {
     const deployed: DeployedAgentConfig = loadDeployedConfig(process.env.LAMBDA_TASK_ROOT ?? process.cwd(), keys);
     const plugins = loadBundledPlugins(deployed.config, log);
     const deps = buildAppDeps(runtime, deployed.config, log);
-    return { ...deps, configVersion: deployed.version, hooks: plugins.hooks, pluginTools: plugins.tools };
+    // Functions that accept runs keep the snapshot their runs will be read back with.
+    if (runtime.queueUrl) await publishConfigSnapshot(deps.db, deployed.version, deployed.publicConfig);
+    const configFor = configSnapshotReader(deps.db, keys);
+    return { ...deps, configVersion: deployed.version, configFor, hooks: plugins.hooks, pluginTools: plugins.tools };
   })();
   return cached;
 }

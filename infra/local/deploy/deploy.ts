@@ -165,7 +165,7 @@ function prepareFunction(
   const timeoutSeconds = Number(properties.Timeout ?? 3);
   const memoryMb = Number(properties.MemorySize ?? 128);
   const templateEnv = localizeUrls((resolveValue((properties.Environment as { Variables?: unknown })?.Variables ?? {}, scope) as Record<string, string>), env.edgeEndpoint);
-  const accessKeyId = `LOCAL${logicalId.replace(/[^A-Za-z0-9]/g, "").toUpperCase()}`.slice(0, 32);
+  const accessKeyId = localAccessKeyId(logicalId);
   const runtimeEnv = lambdaRuntimeEnvironment({ name, codeDir, handler: String(properties.Handler ?? "index.handler"), memoryMb, region: env.region, accessKeyId, edge: env.edgeEndpoint, runtime: String(properties.Runtime ?? "nodejs22.x") });
   const environment = { ...runtimeEnv, ...templateEnv };
   const reserved = properties.ReservedConcurrentExecutions;
@@ -183,6 +183,11 @@ function prepareFunction(
     env.logSink,
   );
   return { logicalId, name, arn: facts.attributes.Arn, roleName, accessKeyId, statements: roleLogicalId ? statements.get(roleLogicalId) ?? [] : [], pool, environment, maxRetryAttempts };
+}
+
+/** A function's local access key id: stable, so tools outside the stack (SAM's env.json) can act as it. */
+export function localAccessKeyId(logicalId: string): string {
+  return `LOCAL${logicalId.replace(/[^A-Za-z0-9]/g, "").toUpperCase()}`.slice(0, 32);
 }
 
 function roleLogicalIdOf(role: unknown): string | undefined {
