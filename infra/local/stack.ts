@@ -120,7 +120,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       dynamo: emulators.dynamo,
       sqs: emulators.sqs,
       createSecret: (name, value) => fillSecret(emulators.secrets, name, value, secretFill(options, synthesized?.secretValues)),
-      logSink: options.functionLogs ?? (() => undefined),
+      // FUNCTION_LOGS=1 shows every function's log lines (tests and tools that start the stack in-process).
+      logSink: options.functionLogs ?? (process.env.FUNCTION_LOGS ? (fn, line) => console.error(`[${fn}] ${line}`) : () => undefined),
       maxConcurrency: options.maxConcurrency ?? 16,
     });
     closers.unshift(async () => {
@@ -142,7 +143,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       executionListeners: emulators.executionListeners,
     });
     closers.unshift(() => wiring.close());
-    emulators.setManagementTarget(wiring.managementEndpoint);
+    // The edge forwards `/{stage}/@connections/...` paths: the front door's origin, not its stage URL.
+    emulators.setManagementTarget(new URL(wiring.managementEndpoint).origin);
     const tableName = deployed.tables[0];
     const authToken = options.authToken ?? `dev_${randomBytes(18).toString("base64url")}`;
     const deps = inspectionDeps(emulators, wiring, tableName, log);

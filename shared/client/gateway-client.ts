@@ -62,13 +62,14 @@ export class GatewayClient {
   /** Opens the socket and authenticates; rejects on a refused token. */
   static async open(options: GatewayClientOptions): Promise<GatewayClient> {
     const socket = new WebSocket(options.url);
+    // Listening before `open`: the server's first frame may arrive with the handshake itself.
+    const client = new GatewayClient(socket, options);
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`no connection to ${options.url}`)), options.connectTimeoutMs ?? 15_000);
       socket.once("open", () => (clearTimeout(timer), resolve()));
       socket.once("error", (error) => (clearTimeout(timer), reject(error)));
     });
     socket.on("error", () => undefined);
-    const client = new GatewayClient(socket, options);
     const caps = options.caps ?? [CAP_FRAME_CHUNKS];
     const hello = await client.request("connect", { minProtocol: 1, maxProtocol: 1, client: { id: "agent-runner-cli", mode: "cli" }, caps, auth: { token: options.token } });
     if (!hello.ok) {

@@ -68,11 +68,9 @@ export function joinSecrets(publicConfig: Record<string, unknown>, secrets: Reco
     const key = secrets[providerKeyName(id)];
     if (key) provider.apiKey = key;
     if (Array.isArray(provider.profiles)) {
-      // A profile whose key was never filled in is left out (the next one is tried), not sent empty.
-      const filled = (provider.profiles as { id: string }[])
-        .map((profile) => ({ id: profile.id, apiKey: secrets[profileKeyName(id, profile.id)] ?? "" }))
-        .filter((profile) => profile.apiKey !== "");
-      provider.profiles = filled.length > 0 ? filled : undefined;
+      // Every function knows the profiles (the loop counts them); only the function that calls the
+      // provider reads the secret, so elsewhere the keys stay empty. An unfilled key fails as a 401.
+      provider.profiles = (provider.profiles as { id: string }[]).map((profile) => ({ id: profile.id, apiKey: secrets[profileKeyName(id, profile.id)] ?? "" }));
     }
     providers[id] = provider;
   }

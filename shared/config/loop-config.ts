@@ -14,7 +14,8 @@ import { z } from "zod";
 export const AuthProfileSchema = z
   .object({
     id: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "profile id: letters, digits, _ . - (max 64)"),
-    apiKey: z.string().min(1),
+    /** Empty in a deployed configuration until the function that calls the provider fills it from its secret. */
+    apiKey: z.string(),
   })
   .strict();
 export type AuthProfileConfig = z.infer<typeof AuthProfileSchema>;

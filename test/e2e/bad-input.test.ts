@@ -13,9 +13,12 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => stack?.close());
 
+/** What requests wrote: the deployment's own items (API keys, config snapshots) are not theirs. */
+const DEPLOYMENT_ITEMS = /^(APIKEY|CONFIG)#/;
+
 async function allItems(): Promise<Record<string, unknown>[]> {
   const out = await stack.deps.db.doc.send(new ScanCommand({ TableName: stack.deps.db.table }));
-  return out.Items ?? [];
+  return (out.Items ?? []).filter((item) => !DEPLOYMENT_ITEMS.test(String(item.pk)));
 }
 
 async function post(path: string, body: string, headers: Record<string, string> = auth()) {

@@ -105,9 +105,9 @@ describe("resources", () => {
     expect(rule.Properties?.Targets).toEqual([expect.objectContaining({ Arn: { "Fn::GetAtt": [logicalIdOfFunction(json, "sweeper"), "Arn"] } })]);
   });
 
-  it("exports the six outputs and nothing else", () => {
+  it("exports the URLs, the resources, the config version, the secret to fill and a curl to try", () => {
     expect(Object.keys(json.Outputs as object).sort()).toEqual(
-      ["ProviderKeysSecretArn", "QueueUrl", "RestApiUrl", "StateMachineArn", "TableName", "WebSocketUrl"],
+      ["ConfigVersion", "FillSecretCommand", "ProviderKeysSecretArn", "QueueUrl", "RestApiUrl", "StateMachineArn", "TableName", "TryItCommand", "WebSocketUrl"],
     );
   });
 
@@ -160,7 +160,7 @@ describe("functions", () => {
     ["ws-api", ["QUEUE_URL", "AUTH_TOKEN_SHA256", "WS_MANAGEMENT_ENDPOINT", "STATE_MACHINE_ARN"]],
     ["dispatcher", ["STATE_MACHINE_ARN"]],
     ["run-start", ["WS_MANAGEMENT_ENDPOINT"]],
-    ["attempt", ["WS_MANAGEMENT_ENDPOINT", "MODEL", "PROVIDER_KEYS_SECRET_ARN", "STATE_MACHINE_ARN"]],
+    ["attempt", ["WS_MANAGEMENT_ENDPOINT", "PROVIDER_KEYS_SECRET_ARN", "STATE_MACHINE_ARN"]],
     ["decide", ["WS_MANAGEMENT_ENDPOINT"]],
     ["run-finalize", ["WS_MANAGEMENT_ENDPOINT", "STATE_MACHINE_ARN"]],
     ["sweeper", ["STATE_MACHINE_ARN", "WS_MANAGEMENT_ENDPOINT"]],
@@ -186,12 +186,12 @@ describe("functions", () => {
     });
   });
 
-  it("gives the attempt the default model and a secret ARN, never key material", () => {
+  it("gives the attempt a secret ARN, never key material; the model travels in the deployed configuration", () => {
     const env = (json.Resources?.[logicalIdOfFunction(json, "attempt")].Properties?.Environment as {
       Variables: Record<string, unknown>;
     }).Variables;
     const [[secretId, secret]] = resourcesOfType(json, "AWS::SecretsManager::Secret");
-    expect(env.MODEL).toBe("offline/echo");
+    expect(env.MODEL).toBeUndefined();
     expect(env.PROVIDER_KEYS_SECRET_ARN).toEqual({ Ref: secretId });
     expect(JSON.parse(String(secret.Properties?.SecretString))).toEqual({ OPENAI_API_KEY: "", ANTHROPIC_API_KEY: "" });
   });
@@ -344,9 +344,9 @@ describe("IAM", () => {
 describe("config", () => {
   const configOf = (context: Record<string, unknown>) => readConfig(new App({ context }).node);
 
-  it("defaults to retain, INFO, offline/echo, no tracing and no auth digest", () => {
+  it("defaults to retain, INFO, no model override, no tracing and no auth digest", () => {
     expect(configOf({})).toMatchObject({
-      removalPolicy: RemovalPolicy.RETAIN, logLevel: "INFO", model: "offline/echo", tracing: false, authTokenSha256: "",
+      removalPolicy: RemovalPolicy.RETAIN, logLevel: "INFO", model: undefined, tracing: false, authTokenSha256: "",
     });
   });
 

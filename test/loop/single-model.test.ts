@@ -12,20 +12,29 @@ import { USER_ERRORS } from "../../shared/core/loop-texts";
 import { isSummaryMessage, SUMMARY_PREFIX } from "../../shared/core/session-view";
 import { CONTINUATION_INSTRUCTIONS } from "../../shared/agent/system-prompt";
 import { NEW_SESSION_PROMPT } from "../../shared/run/session-boundary";
-import { HookRegistry } from "../../shared/hooks/registry";
 import { CHAT_PATH, chat, openAIErrorBody } from "../support/fake-openai-server";
 import { messages as anthropicMessages } from "../support/fake-anthropic-server";
 import { httpErrorFixture } from "../support/scripted-sse-server";
-import { decisionLabels, startLoopStack, type LoopStack, type RunTrace } from "../support/loop-stack";
+import { decisionLabels, startLoopStack, type FakeProviders, type LoopStack, type RunTrace } from "../support/loop-stack";
+import { HookRecorder } from "../support/hook-recorder";
 import { playRunShape, RUN_SHAPE_CONFIG, RUN_SHAPES } from "../support/run-shapes";
 import { diffSnapshots, SdkMeter, sumOf, type MeterSnapshot } from "../../shared/aws/metering";
 
 let loop: LoopStack;
+let hooks: HookRecorder;
 const meter = new SdkMeter();
 beforeAll(async () => {
-  loop = await startLoopStack(RUN_SHAPE_CONFIG, { meter });
+  hooks = await HookRecorder.start();
+  const withRecorder = (providers: FakeProviders) => ({
+    ...RUN_SHAPE_CONFIG(providers),
+    plugins: [hooks.plugin(["before_compaction", "after_compaction", "session_start", "session_end"])],
+  });
+  loop = await startLoopStack(withRecorder, { meter });
 }, 90_000);
-afterAll(async () => loop?.close());
+afterAll(async () => {
+  await loop?.close();
+  await hooks?.close();
+});
 afterEach(() => {
   const left = { openai: loop.oai.pending, anthropic: loop.anthropic.pending };
   // A failed scenario must not leave steps behind for the next one.
@@ -172,10 +181,6 @@ describe("context overflow, compaction and the post-compaction guard", () => {
 
   it("compacts after a 400 context-length error; the next attempt sees the summary plus the kept tail", async () => {
     await prime("overflow-1");
-    const seen: string[] = [];
-    loop.stack.deps.hooks = new HookRegistry()
-      .register("before_compaction", (e) => void seen.push(`before:${e.messageCount}`))
-      .register("after_compaction", (e) => void seen.push(`after:${e.tokenCount}`));
     const from = loop.oai.requests.length;
     loop.oai.enqueue(httpErrorFixture("openai/error-400-context-length.json", CHAT_PATH), chat.text("SUMMARY OF FOXES AND DOGS"), chat.text("Done."));
     const run = await loop.run("What did we cover?", { sessionKey: "overflow-1" });
@@ -194,8 +199,10 @@ describe("context overflow, compaction and the post-compaction guard", () => {
     expect(entries.filter((e) => e.kind === "compaction")).toHaveLength(1);
     expect(entries.filter((e) => (e.kind ?? "message") === "message").length).toBeGreaterThanOrEqual(6); // history kept
     const record = entries.find((e) => e.kind === "compaction");
+    // Fired inside the attempt function's sandbox, by a plugin bundled into it.
+    const ofRun = (e: Record<string, unknown>) => e.runId === run.runId;
+    const seen = [...hooks.of("before_compaction", ofRun).map((e) => `before:${e.messageCount}`), ...hooks.of("after_compaction", ofRun).map((e) => `after:${e.tokenCount}`)];
     expect(seen).toEqual([expect.stringMatching(/^before:\d+$/), `after:${record?.kind === "compaction" ? record.compaction.tokensAfter : -1}`]);
-    loop.stack.deps.hooks = undefined;
   });
 
   it("Anthropic's 'prompt is too long' is an overflow too", async () => {
@@ -308,10 +315,6 @@ describe("precheck routes (the attempt measures, the loop recovers)", () => {
 
 describe("sessions", () => {
   it("/new starts a new session id under the same key; the old transcript is kept and closed", async () => {
-    const seen: string[] = [];
-    loop.stack.deps.hooks = new HookRegistry()
-      .register("session_start", (e) => void seen.push(`start:${e.sessionId}`))
-      .register("session_end", (e) => void seen.push(`end:${e.sessionId}`));
     loop.oai.enqueue(chat.text("first answer"));
     await loop.run("remember the number 7", { sessionKey: "reset-1" });
     const before = await getSession(loop.stack.deps.db, "reset-1");
@@ -330,8 +333,9 @@ describe("sessions", () => {
     expect(old[old.length - 1]).toMatchObject({ kind: "note", note: { type: "session_end", otherSessionId: after!.sessionId } });
     const fresh = await readEntries(loop.stack.deps.db, after!.sessionId);
     expect(fresh.map((e) => e.kind ?? e.message.role)).toEqual(["note", "user", "assistant"]);
+    const ofSession = (e: Record<string, unknown>) => e.sessionKey === "reset-1";
+    const seen = hooks.calls.filter((c) => c.hook.startsWith("session_") && ofSession(c.event)).map((c) => `${c.hook === "session_start" ? "start" : "end"}:${c.event.sessionId}`);
     expect(seen).toEqual([`start:${before!.sessionId}`, `end:${before!.sessionId}`, `start:${after!.sessionId}`]);
-    loop.stack.deps.hooks = undefined;
     expect(isSummaryMessage({ role: "user", content: NEW_SESSION_PROMPT })).toBe(false);
   });
 

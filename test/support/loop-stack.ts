@@ -22,6 +22,7 @@ import { readEvents, type RunEvent } from "../../shared/aws/event-log";
 import { AgentConfigSchema, type AgentConfig } from "../../shared/config/config";
 import type { Decision } from "../../shared/core/run-loop";
 import type { SdkMeter } from "../../shared/aws/metering";
+import type { EdgeCall } from "../../infra/local/aws-edge";
 import { FakeAnthropicServer } from "./fake-anthropic-server";
 import { FakeOpenAIServer } from "./fake-openai-server";
 
@@ -76,7 +77,7 @@ export async function startLoopStack(configure: (providers: FakeProviders) => Re
     config,
     waitStateMs: { WaitBeforeRetry: 0 },
     sweepIntervalMs: 0,
-    observe: { onExecutionEvent: (event) => events.push(event), ...(options.meter ? { meter: options.meter } : {}) },
+    observe: { onExecutionEvent: (event) => events.push(event), ...(options.meter ? meterAtTheEdge(options.meter) : {}) },
   });
   let sequence = 0;
   return {
@@ -169,4 +170,14 @@ export function decisionLabels(decisions: readonly Decision[]): string[] {
     if (d.action === "wait") return `wait:${d.waitSeconds}`;
     return d.action === "attempt" && d.reason ? `attempt:${d.reason}` : d.action;
   });
+}
+
+/** The functions' SDK calls, as the edge sees them (their clients live in other threads). */
+export function meterAtTheEdge(meter: SdkMeter): { meterCapacity: true; onEdgeCall: (call: EdgeCall) => void } {
+  return {
+    meterCapacity: true,
+    onEdgeCall: (call) => {
+      if (call.principalArn?.includes(":assumed-role/")) meter.recordWire(call);
+    },
+  };
 }

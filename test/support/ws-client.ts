@@ -32,11 +32,14 @@ export class TestWsClient {
 
   static async open(url: string): Promise<TestWsClient> {
     const socket = new WebSocket(url);
+    // Listen before the handshake completes: the server's first frame can arrive in the same
+    // TCP chunk as the 101 response, and ws emits it right after `open`.
+    const client = new TestWsClient(socket);
     await new Promise<void>((resolve, reject) => {
       socket.once("open", () => resolve());
       socket.once("error", reject);
     });
-    return new TestWsClient(socket);
+    return client;
   }
 
   /** Sends a `req` and resolves with its `res`. */
