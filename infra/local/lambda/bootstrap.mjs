@@ -7,6 +7,16 @@ import { pathToFileURL } from "node:url";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 
+// Reads of variables the environment does not have are recorded and reported with each
+// answer: code that expects configuration its template does not give it is caught in tests.
+const missingEnvReads = new Set();
+process.env = new Proxy(process.env, {
+  get(target, key) {
+    if (typeof key === "string" && !(key in target)) missingEnvReads.add(key);
+    return Reflect.get(target, key);
+  },
+});
+
 const taskRoot = process.env.LAMBDA_TASK_ROOT;
 const [file, exportName] = splitHandler(process.env._HANDLER ?? "index.handler");
 let handlerPromise;
@@ -56,8 +66,8 @@ parentPort.on("message", async (message) => {
   try {
     const handler = await loadHandler();
     const result = await handler(JSON.parse(message.payload), contextOf(message));
-    parentPort.postMessage({ requestId: message.requestId, ok: true, payload: result === undefined ? "null" : JSON.stringify(result) });
+    parentPort.postMessage({ requestId: message.requestId, ok: true, payload: result === undefined ? "null" : JSON.stringify(result), missingEnvReads: [...missingEnvReads] });
   } catch (error) {
-    parentPort.postMessage({ requestId: message.requestId, ok: false, error: errorPayload(error) });
+    parentPort.postMessage({ requestId: message.requestId, ok: false, error: errorPayload(error), missingEnvReads: [...missingEnvReads] });
   }
 });

@@ -44,6 +44,8 @@ export class FunctionPool {
   /** Invocations started (benchmarks and tests read it). */
   invocations = 0;
   coldStarts = 0;
+  /** Environment variables the function's code read and its environment does not have. */
+  readonly missingEnvReads = new Set<string>();
 
   constructor(
     readonly definition: FunctionDefinition,
@@ -130,7 +132,8 @@ export class FunctionPool {
     worker.unref();
     const sandbox: Sandbox = { worker, busy: false };
     this.pipeLogs(worker);
-    worker.on("message", (message: { requestId: string; ok: boolean; payload?: string; error?: LambdaErrorPayload }) => {
+    worker.on("message", (message: { requestId: string; ok: boolean; payload?: string; error?: LambdaErrorPayload; missingEnvReads?: string[] }) => {
+      for (const name of message.missingEnvReads ?? []) this.missingEnvReads.add(name);
       const pending = sandbox.pending;
       if (!pending || pending.requestId !== message.requestId) return;
       sandbox.pending = undefined;
