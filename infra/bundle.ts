@@ -145,9 +145,3 @@ function writeAtomically(file: string, content: string): void {
   writeFileSync(temp, content);
   renameSync(temp, file);
 }
-
-/** A bundle folder exists and holds the entry file. */
-export function assertBundled(dir: string): void {
-  if (!existsSync(join(dir, BUNDLE_FILE))) throw new Error(`bundle missing: ${join(dir, BUNDLE_FILE)}`);
-  mkdirSync(dir, { recursive: true });
-}

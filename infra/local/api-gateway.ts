@@ -16,8 +16,8 @@
  * binary when they are not UTF-8 (AWS uses the API's binaryMediaTypes), only
  * inbound data messages keep a connection from idling out.
  */
+import { listen } from "./listen";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import { sendGatewayError, splitTarget } from "./api-gateway/http";
 import { newApiId, newRestRequestId } from "./api-gateway/ids";
@@ -109,15 +109,6 @@ function resolveLimits(limits: LocalApiGatewayLimits | undefined): Required<Loca
   return { ...DEFAULT_LIMITS, ...Object.fromEntries(given) };
 }
 
-function listen(server: Server, host: string, port: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, host, () => {
-      server.off("error", reject);
-      resolve((server.address() as AddressInfo).port);
-    });
-  });
-}
 
 function formatHost(host: string): string {
   return host.includes(":") ? `[${host}]` : host;

@@ -12,8 +12,8 @@
  * "true" because in AWS the SDK speaks HTTPS, and the loopback hop stands in
  * for that connection.
  */
+import { listen } from "./listen";
 import { Agent, createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
 import { evaluatePolicy, type IamEvaluation, type IamStatement } from "./iam/policy";
 import { type ActionCheck, credentialScopeOf, type EdgeRequest, requestActions, splitExecuteApiPrefix } from "./iam/request-actions";
@@ -397,15 +397,6 @@ function answerUnexpectedFailure(res: ServerResponse): void {
   else send(res, coralError("", 500, "InternalFailure", "The local AWS edge failed to handle the request."));
 }
 
-function listen(server: Server, host: string, port: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, host, () => {
-      server.off("error", reject);
-      resolve((server.address() as AddressInfo).port);
-    });
-  });
-}
 
 async function closeEdge(server: Server, agent: Agent): Promise<void> {
   const stopped = new Promise<void>((resolve) => server.close(() => resolve()));

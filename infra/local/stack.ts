@@ -20,7 +20,6 @@ import { buildAppDeps, type AppDeps } from "../../shared/runtime/app-deps";
 import type { RuntimeConfig } from "../../shared/config/runtime";
 import { silentLog, type Log } from "../../shared/run/deps";
 import { withCapacityRequestBody } from "../../shared/aws/metering";
-import { SWEEP_INTERVAL_MS } from "../../shared/lanes/sweep";
 import type { FunctionKey } from "../functions";
 import { AgentRunnerStack, STACK_ID } from "../stack";
 import { functionKeysByLogicalId } from "../synth";
@@ -341,5 +340,3 @@ function inspectionDeps(emulators: Emulators, wiring: Wiring, tableName: string,
 async function closeAll(closers: (() => Promise<void>)[]): Promise<void> {
   for (const close of closers) await close().catch(() => undefined);
 }
-
-export const DEFAULT_SWEEP_INTERVAL_MS = SWEEP_INTERVAL_MS;

@@ -5,12 +5,10 @@
  */
 import type { HookHandler, HookName } from "../hooks/types";
 import type { ToolContext, ToolOutput } from "../agent/tools/types";
+import type { Log } from "../run/deps";
 
-export interface PluginLogger {
-  info(message: string, details?: Record<string, unknown>): void;
-  warn(message: string, details?: Record<string, unknown>): void;
-  error(message: string, details?: Record<string, unknown>): void;
-}
+/** Structured logger (Powertools' JSON lines in Lambda), scoped to the plugin. */
+export type PluginLogger = Log;
 
 export interface PluginTool {
   name: string;

@@ -59,11 +59,8 @@ export class FunctionPool {
     }
     const sandbox = await this.acquire();
     this.invocations += 1;
-    const debug = process.env.DEBUG_POOL ? `${this.definition.name.slice(-18)} #${this.invocations} ${payloadJson.slice(0, 90)}` : undefined;
-    if (debug) console.error(`POOL start ${debug}`);
     try {
       const result = await this.run(sandbox, payloadJson);
-      if (debug) console.error(`POOL end ${debug} -> ${result.slice(0, 80)}`);
       if (Buffer.byteLength(result) > LAMBDA_SYNC_PAYLOAD_LIMIT_BYTES) {
         throw new LambdaFunctionError({
           errorType: LAMBDA_RESPONSE_TOO_LARGE_ERROR_TYPE,
