@@ -29,6 +29,8 @@ export interface AgentConfigSource {
   anthropicBaseUrl?: string;
   /** The workspace folder (AGENTS.md, SOUL.md, ..., skills/); default `workspace/` when it exists. */
   workspaceDir?: string;
+  /** More plugin modules (paths relative to baseDir), registered after the configuration's own. */
+  plugins?: readonly string[];
   /** Folder relative paths resolve against (default: the process's working directory). */
   baseDir?: string;
   processEnv?: Env;
@@ -56,10 +58,12 @@ export function resolveAgentConfig(source: AgentConfigSource = {}): ResolvedAgen
     OPENAI_API_KEY: env.OPENAI_API_KEY,
     ANTHROPIC_API_KEY: env.ANTHROPIC_API_KEY,
   };
-  const config =
+  const named =
     typeof source.config === "object"
       ? parseAgentConfig(source.config, overrides)
       : loadAgentConfig(overrides, configFile);
+  const extra = (source.plugins ?? []).map((path) => resolve(baseDir, path));
+  const config = extra.length > 0 ? { ...named, plugins: [...named.plugins, ...extra] } : named;
   const pluginModules = config.plugins.map((ref) => resolvePlugin(typeof ref === "string" ? ref : ref.path, fileDir, configFile));
   const workspaceDir = workspaceDirOf(source, config, fileDir, baseDir);
   return { config, configFile, pluginModules, workspaceDir, ...splitSecrets(withWorkspace(config, workspaceDir)) };

@@ -81,6 +81,7 @@ function printBanner(stack: LocalStack, readyMs: number, dataDir: string, assemb
     `  config        : version ${stack.outputs.ConfigVersion ?? "?"}`,
     `  data          : ${dataDir}`,
     `  AWS endpoint  : ${stack.endpoints.edge}  (every service; IAM enforced per function, admin key "local")`,
+    `  emulators     : dynamodb ${stack.endpoints.dynamodb}, sqs ${stack.endpoints.sqs}, states ${stack.endpoints.stepFunctions}`,
     `  functions     : ${Object.values(stack.functions).map((fn) => fn.name).join(", ")}`,
     "",
     "try:",

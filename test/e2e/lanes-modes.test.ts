@@ -9,10 +9,10 @@
  *  - an execution stopped from outside hands its lane to the next run within
  *    seconds; a run whose execution never started is started by the sweeper.
  */
+import { createDispatcherHandler } from "../../functions/dispatcher/app";
 import { ListExecutionsCommand, SFNClient, StopExecutionCommand } from "@aws-sdk/client-sfn";
 import type { SQSEvent } from "aws-lambda";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createDispatcherHandler } from "../../functions/dispatcher/app";
 import { createLambdaContext } from "../../infra/local/lambda-context";
 import { startLocalStack, type LocalStack } from "../../infra/local/stack";
 import { readEvents } from "../../shared/aws/event-log";
@@ -227,7 +227,7 @@ describe("faults on the local stack", () => {
       expect(crashed.batchItemFailures, `crash before write ${k} of ${writes}`).toEqual([{ itemIdentifier: `msg-${runId}-1` }]);
       // Redelivery: through the real queue and the real dispatcher, twice (a duplicate).
       await stack.deps.queue.send(pointer);
-      await createDispatcherHandler(stack.deps)(sqsEvent(runId, sessionKey, 3), createLambdaContext("dispatcher", 30_000));
+      await stack.functions.dispatcher.pool.invoke(sqsEvent(runId, sessionKey, 3));
       const [run] = await allEnded(stack, [runId]);
       expect(run.status, `crash before write ${k}`).toBe("ok");
       expect(await executionsNamed(runId)).toBe(1);

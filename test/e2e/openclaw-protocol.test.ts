@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createWebSocketHandler } from "../../functions/ws-api/app";
 import { createLambdaContext } from "../../infra/local/lambda-context";
 import type { LocalStack } from "../../infra/local/stack";
 import { getRun } from "../../shared/aws/runs";
@@ -78,7 +77,7 @@ describe("OpenClaw CLI handshake", () => {
 
 describe("the post-connect step", () => {
   it("handles its sample event, and gives up quickly on a connection that is gone", async () => {
-    const ws = createWebSocketHandler(stack.deps);
+    const ws = (event: unknown, _context: unknown) => stack.functions["ws-api"].pool.invoke(event);
     const event = sampleEvent("ws-post-connect.json");
     expect(await ws(event, createLambdaContext("ws-api", 60_000))).toEqual({ statusCode: 200 });
   });

@@ -1,11 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createAttemptHandler } from "../../functions/attempt/app";
-import { createDecideHandler } from "../../functions/decide/app";
-import { createDispatcherHandler } from "../../functions/dispatcher/app";
-import { createRestHandler } from "../../functions/rest-api/app";
-import { createRunFinalizeHandler } from "../../functions/run-finalize/app";
-import { createRunStartHandler } from "../../functions/run-start/app";
-import { createWebSocketHandler } from "../../functions/ws-api/app";
 import { createLambdaContext } from "../../infra/local/lambda-context";
 import { startLocalStack, type LocalStack } from "../../infra/local/stack";
 import { getConnection } from "../../shared/aws/connections";
@@ -17,6 +10,9 @@ import { sampleEvent } from "../support/events";
 
 let stack: LocalStack;
 const context = (name: string, timeoutMs = 60_000) => createLambdaContext(name, timeoutMs);
+/** The deployed function (its bundle, in its sandbox); the context argument is Lambda's own there. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const deployed = (key: string) => (event: unknown, _context?: unknown): Promise<any> => stack.functions[key].pool.invoke(event);
 
 beforeAll(async () => {
   stack = await startLocalStack({ config: loadAgentConfig({}), authToken: "sample-token" });
@@ -25,7 +21,7 @@ afterAll(async () => stack?.close());
 
 describe("sample events drive every handler", () => {
   it("rest-api: POST /v1/agent, wait on an unknown run, history", async () => {
-    const rest = createRestHandler(stack.deps);
+    const rest = deployed("rest-api");
     const accepted = await rest(sampleEvent("rest-post-agent.json"), context("rest-api"));
     expect(accepted.statusCode).toBe(202);
     const runId = JSON.parse(accepted.body).runId;
@@ -39,7 +35,7 @@ describe("sample events drive every handler", () => {
   });
 
   it("ws-api: $connect, connect, agent, unknown method, $disconnect", async () => {
-    const ws = createWebSocketHandler(stack.deps);
+    const ws = deployed("ws-api");
     const connectionId = sampleEvent("ws-connect.json").requestContext.connectionId;
     expect(await ws(sampleEvent("ws-connect.json"), context("ws-api"))).toEqual({ statusCode: 200 });
     expect((await getConnection(stack.deps.db, connectionId))?.authenticated).toBe(false);
@@ -59,20 +55,20 @@ describe("sample events drive every handler", () => {
       v: 1, runId: "run_sample", sessionKey: "samples", sessionId: session.sessionId, message: "hi from a sample",
       requestHash: "x", source: "rest", status: "accepted", model: "offline/echo", timeoutMs: 60_000, acceptedAt: Date.now(),
     });
-    const started = await createRunStartHandler(stack.deps)(sampleEvent("run-start-task.json"), context("run-start"));
+    const started = await deployed("run-start")(sampleEvent("run-start-task.json"), context("run-start"));
     expect(started).toMatchObject({ runId: "run_sample", loop: { iteration: 0 } });
-    const step = await createAttemptHandler(stack.deps)(sampleEvent("attempt-task.json"), context("attempt", 900_000));
+    const step = await deployed("attempt")(sampleEvent("attempt-task.json"), context("attempt", 900_000));
     expect(step).toMatchObject({ runId: "run_sample", loop: { iteration: 1 }, decision: { action: "finalize", status: "ok" } });
-    const recovered = await createDecideHandler(stack.deps)(sampleEvent("decide-task-crash.json"), context("decide"));
+    const recovered = await deployed("decide")(sampleEvent("decide-task-crash.json"), context("decide"));
     // A Lambda timeout counts as an idle timeout: one same-model retry (the decision names its branch).
     expect(recovered.decision).toEqual({ action: "attempt", reason: "same_model_idle_retry" });
-    const ended = await createRunFinalizeHandler(stack.deps)(sampleEvent("run-finalize-task.json"), context("run-finalize"));
+    const ended = await deployed("run-finalize")(sampleEvent("run-finalize-task.json"), context("run-finalize"));
     expect(ended).toEqual({ runId: "run_sample", status: "ok" });
     expect((await getRun(stack.deps.db, "run_sample"))?.result?.payloads[0].text).toContain("hi from a sample");
   });
 
   it("dispatcher: an already finished run in the batch is acknowledged; an unknown run fails alone", async () => {
-    const dispatcher = createDispatcherHandler(stack.deps);
+    const dispatcher = deployed("dispatcher");
     const batch = sampleEvent("dispatcher-sqs-fifo-batch.json");
     expect(await dispatcher(batch, context("dispatcher"))).toEqual({ batchItemFailures: [] });
     const poison = { Records: [{ ...batch.Records[0], messageId: "poison-1", body: JSON.stringify({ v: 1, runId: "run_nobody" }) }] };
