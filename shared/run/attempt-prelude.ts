@@ -8,9 +8,11 @@ import { chooseProfile, type ProfileHealth } from "../core/auth-cooldown";
 import { resolveToolResultMaxChars } from "../core/context-budget";
 import { hasFallback, nextModel, type Step } from "../core/decide-steps";
 import type { AttemptOutcome, Decision, LoopState } from "../core/run-loop";
+import { calibrationOf } from "../core/overflow";
 import { openRunEvents } from "../events/run-events";
 import { modelChain, resolveModel } from "../providers/registry";
 import type { RunDeps } from "./deps";
+import { idleTimeoutFor } from "./attempt-wiring";
 import { runHooks } from "./run-hooks";
 import { configForProfile, contextWindowFor, profilesFor, providerOf } from "./profiles";
 
@@ -46,7 +48,10 @@ export async function prepareAttempt(
   const chosen = await chooseRunProfile(deps, loop, ref);
   if ("skip" in chosen) return chosen;
   const config = configForProfile(deps.config, ref, chosen.loop.profileId);
-  const prelude: Prelude = { loop: chosen.loop, ref, config, contextTokens: contextWindowFor(deps.config, ref), profileHealth: chosen.health };
+  // A window the provider reported in an overflow error wins over a larger configured one.
+  const reported = calibrationOf(chosen.loop).contextTokens ?? Infinity;
+  const contextTokens = Math.min(contextWindowFor(deps.config, ref), reported);
+  const prelude: Prelude = { loop: chosen.loop, ref, config, contextTokens, profileHealth: chosen.health };
   if (previous?.action === "compact" || previous?.action === "truncate") {
     const outcome = await shrinkContext(deps, run, prelude, previous, signal);
     if (outcome) return { prelude: { ...prelude, outcome } };
@@ -89,7 +94,7 @@ async function shrinkContext(deps: RunDeps, run: RunRecord, prelude: Prelude, de
   try {
     if (decision.action === "truncate") {
       const cut = await truncateStoredToolResults(deps.db, claim, decision.maxChars ?? maxChars);
-      return cut.rewritten > 0 ? undefined : { kind: "compaction_failed", reason: "no stored tool result is large enough to truncate" };
+      return cut.rewritten > 0 ? undefined : { kind: "compaction_failed", reason: "no stored tool result is large enough to truncate", stage: "truncation" };
     }
     const events = await openRunEvents(deps, run.runId, run.sessionKey);
     const { provider, model } = resolveModel(prelude.config, prelude.ref);
@@ -107,10 +112,13 @@ async function shrinkContext(deps: RunDeps, run: RunRecord, prelude: Prelude, de
         signal,
         thenTruncateToChars: decision.thenTruncate ? maxChars : undefined,
         willRetry: true,
+        tokenScale: calibrationOf(prelude.loop).tokenScale,
+        force: true,
+        idleTimeoutMs: idleTimeoutFor(deps, prelude.config, prelude.ref, run),
       },
     );
     await events.flush();
-    return result.ok ? undefined : { kind: "compaction_failed", reason: result.reason };
+    return result.ok ? undefined : { kind: "compaction_failed", reason: result.reason, stage: "compaction" };
   } finally {
     await releaseWriter(deps.db, claim);
   }

@@ -127,14 +127,15 @@ describe("fallback chain and breaker", () => {
     loop.oai.enqueue(httpErrorFixture("openai/error-404-model-not-found.json", CHAT_PATH));
     loop.anthropic.enqueue(
       anthropicMessages.error(400, "invalid_request_error", "prompt is too long: 17210 tokens > 16000 maximum"),
-      anthropicMessages.text("SUMMARY: rivers were explained."),
+      // Sized with the provider's count (17210 for our ~6.6k estimate), each summariser call takes less: four calls.
+      ...[1, 2, 3, 4].map((n) => anthropicMessages.text(`SUMMARY ${n}: rivers and mountains were explained.`)),
       anthropicMessages.text("Short answer."),
     );
     const run = await loop.run("Compare them.", { sessionKey });
     expect(decisionLabels(run.decisions)).toEqual(["attempt:fallback_model", "compact:overflow", "finalize:ok:completed"]);
     const session = await getSession(loop.stack.deps.db, sessionKey);
     const compaction = (await readEntries(loop.stack.deps.db, session!.sessionId)).find((e) => e.kind === "compaction");
-    expect(compaction).toMatchObject({ kind: "compaction", compaction: { model: "anthropic/claude-small", contextTokens: 16_000 } });
+    expect(compaction).toMatchObject({ kind: "compaction", compaction: { model: "anthropic/claude-small", contextTokens: 16_000, summary: "SUMMARY 4: rivers and mountains were explained." } });
   });
 });
 
