@@ -43,7 +43,7 @@ const NO_ROTATION: ReadonlySet<FailureKind> = new Set(["model_not_found", "conte
  */
 export function decideOnFailure(loop: LoopState, outcome: Failed): Step {
   const { failure } = outcome;
-  const tracked: LoopState = { ...loop, lastFailureKind: failure.kind, counters: trackIdle(loop, outcome) };
+  const tracked: LoopState = { ...rememberKeyFailure(loop, failure.kind), lastFailureKind: failure.kind, counters: trackIdle(loop, outcome) };
   if (failure.kind === "aborted") return finalize(tracked, { status: "aborted", reason: "aborted", error: USER_ERRORS.aborted, livenessState: "abandoned" });
   const idle = tracked.counters.consecutiveIdleTimeouts;
   if (idle >= LIMITS.consecutiveIdleTimeoutsBeforeBreak) {
@@ -194,6 +194,16 @@ function rotateProfile(loop: LoopState, kind: FailureKind): Step {
     triedProfiles: loop.profileId ? [...loop.triedProfiles, loop.profileId] : loop.triedProfiles,
   };
   return again(next, "rotate_profile", profileFailure(loop, kind));
+}
+
+/** Failures that condemn the key itself, whatever model it is used with. */
+const KEY_FAILURES: ReadonlySet<FailureKind> = new Set(["auth", "auth_permanent", "billing"]);
+
+function rememberKeyFailure(loop: LoopState, kind: FailureKind): LoopState {
+  const { profileId } = loop;
+  if (!profileId || !KEY_FAILURES.has(kind)) return loop;
+  if (loop.failedProfiles.some((f) => f.profileId === profileId && f.modelIndex === loop.modelIndex)) return loop;
+  return { ...loop, failedProfiles: [...loop.failedProfiles, { profileId, modelIndex: loop.modelIndex, reason: kind }] };
 }
 
 function trackIdle(loop: LoopState, outcome: Failed) {

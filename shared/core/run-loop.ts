@@ -114,6 +114,13 @@ export const LoopStateSchema = z.object({
   profileId: z.string().optional(),
   /** Profiles of the current model this run rotated away from. */
   triedProfiles: z.array(z.string()).default([]),
+  /**
+   * Profiles that failed authentication or billing in this run, with the
+   * chain model they failed on: such a failure is about the key, so it covers
+   * every model of that provider for the rest of the run (rate-limit and
+   * other cooldowns may be per model; the shared health records hold those).
+   */
+  failedProfiles: z.array(z.object({ profileId: z.string(), modelIndex: z.number().int().min(0), reason: z.enum(FAILURE_KINDS) })).default([]),
   /** Oversized tool results were truncated in the stored transcript (at most once per run). */
   toolResultsTruncated: z.boolean().default(false),
   /** Thinking level the next attempt asks for (undefined = configured default). */
@@ -176,6 +183,7 @@ export function initialLoopState(modelCount: number, shape: LoopShape = {}): Loo
     counters: { ...ZERO_COUNTERS },
     profileCounts,
     triedProfiles: [],
+    failedProfiles: [],
     toolResultsTruncated: false,
     ...(shape.thinking ? { thinking: shape.thinking } : {}),
     attemptedThinking: [],

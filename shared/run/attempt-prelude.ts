@@ -14,7 +14,7 @@ import { modelChain, resolveModel } from "../providers/registry";
 import type { RunDeps } from "./deps";
 import { idleTimeoutFor } from "./attempt-wiring";
 import { runHooks } from "./run-hooks";
-import { configForProfile, contextWindowFor, profilesFor, providerOf } from "./profiles";
+import { configForProfile, contextWindowFor, profileCounts, profilesFor, providerOf } from "./profiles";
 
 /**
  * What happens at the loop head before the model is called: choose the auth
@@ -45,7 +45,7 @@ export async function prepareAttempt(
   signal: AbortSignal,
 ): Promise<PreludeResult> {
   const ref = modelChain(deps.config, run.model)[loop.modelIndex] ?? run.model;
-  const chosen = await chooseRunProfile(deps, loop, ref);
+  const chosen = await chooseRunProfile(deps, run, withKnownProfiles(deps, run, loop), ref);
   if ("skip" in chosen) return chosen;
   const config = configForProfile(deps.config, ref, chosen.loop.profileId);
   // A window the provider reported in an overflow error wins over a larger configured one.
@@ -59,19 +59,34 @@ export async function prepareAttempt(
   return { prelude };
 }
 
+/**
+ * Profile counts as the attempt function sees them. It is the function that
+ * holds the provider keys: a function without them (run-start) cannot tell a
+ * configured profile from a missing one, so the loop state's counts are
+ * corrected here, where rotation decisions are made from.
+ */
+function withKnownProfiles(deps: RunDeps, run: RunRecord, loop: LoopState): LoopState {
+  const known = profileCounts(deps.config, run.model);
+  const same = known.length === loop.profileCounts.length && known.every((n, i) => n === loop.profileCounts[i]);
+  return same ? loop : { ...loop, profileCounts: known };
+}
+
 type ChosenProfile = { loop: LoopState; health?: ProfileHealth } | { skip: Step };
 
-async function chooseRunProfile(deps: RunDeps, loop: LoopState, ref: string): Promise<ChosenProfile> {
+async function chooseRunProfile(deps: RunDeps, run: RunRecord, loop: LoopState, ref: string): Promise<ChosenProfile> {
   const providerId = providerOf(ref);
   const profiles = profilesFor(deps.config, providerId);
   if (profiles.length === 0) return { loop: { ...loop, profileId: undefined } };
   // One key and nowhere else to go: nothing to choose, so no read.
   if (profiles.length === 1 && !hasFallback(loop)) return { loop: { ...loop, profileId: profiles[0].id } };
   const health = await readProfileHealth(deps.db, providerId);
+  // A key that failed authentication or billing on any model of this provider in this run.
+  const chain = modelChain(deps.config, run.model);
+  const failed = loop.failedProfiles.filter((f) => chain[f.modelIndex] && providerOf(chain[f.modelIndex]) === providerId).map((f) => f.profileId);
   const choice = chooseProfile(
     profiles.map((p) => p.id),
     health,
-    { pinned: loop.profileId, tried: loop.triedProfiles, model: ref, now: deps.db.now() },
+    { pinned: loop.profileId, tried: loop.triedProfiles, failed, model: ref, now: deps.db.now() },
   );
   if (!choice) return { loop };
   if (choice.coolingDown && hasFallback(loop)) {

@@ -109,6 +109,17 @@ describe("auth, billing, model not found (reference §2.1)", () => {
     expect(steps[2].effects).toEqual([{ type: "profile_failure", profileId: "only", modelIndex: 1, reason: kind }]);
   });
 
+  it("an auth or billing failure follows the key across models for the rest of the run; other failures do not", () => {
+    const first = iterate(loopOf(2, { profileCounts: [2, 2] }), failed("auth"), "key-a");
+    expect(first.loop.failedProfiles).toEqual([{ profileId: "key-a", modelIndex: 0, reason: "auth" }]);
+    const second = iterate(first.loop, failed("overloaded"), "key-b");
+    expect(second.decision).toEqual({ action: "attempt", reason: "fallback_model" });
+    // The fallback model starts with no tried profiles, but remembers the key that failed authentication.
+    expect(second.loop).toMatchObject({ modelIndex: 1, triedProfiles: [], failedProfiles: [{ profileId: "key-a", modelIndex: 0 }] });
+    expect(iterate(loopOf(), failed("billing"), "k").loop.failedProfiles).toEqual([{ profileId: "k", modelIndex: 0, reason: "billing" }]);
+    expect(iterate(loopOf(), failed("rate_limit"), "k").loop.failedProfiles).toEqual([]);
+  });
+
   it("model_not_found never rotates profiles and never marks them", () => {
     const step = iterate(loopOf(2, { profileCounts: [3, 1] }), failed("model_not_found"), "a");
     expect(step.decision).toEqual({ action: "attempt", reason: "fallback_model" });
