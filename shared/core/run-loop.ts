@@ -7,8 +7,8 @@ export { THINKING_LEVELS, type ThinkingLevel } from "./failures";
  * The outer loop's state as it travels through Step Functions: counters and
  * pointers only (the 256 KB state limit), versioned because executions outlive
  * deployments. Fields added after v1 shipped carry defaults, so a v1 state
- * written by an older deployment still parses (test/core/run-loop-state.test.ts
- * keeps a frozen v1 fixture).
+ * written by an older deployment still parses (test/core/decide.test.ts
+ * parses a frozen v1 state).
  */
 export const LIMITS = {
   /** resolveMaxRunRetryIterations: clamp(BASE + max(1, profiles) * PER_PROFILE, MIN, MAX). */
