@@ -1,8 +1,8 @@
 import type { Context } from "aws-lambda";
 import middy from "@middy/core";
 import { z } from "zod";
-import { onExecutionEnded } from "../../shared/lanes/dead-runs";
-import { sweep, type SweepReport } from "../../shared/lanes/sweep";
+import { onExecutionEnded } from "../../shared/sweeper/dead-runs";
+import { sweep, type SweepReport } from "../../shared/sweeper/sweep";
 import type { AppDeps } from "../../shared/runtime/app-deps";
 
 /** EventBridge "Step Functions Execution Status Change" (only the fields we use). */

@@ -2,7 +2,7 @@ import type { ContextConfig } from "../config/attempt-config";
 import type { AttemptResult } from "../core/attempt-result";
 import { precheckContext, resolveToolResultMaxChars, type PrecheckResult } from "../core/context-budget";
 import { ZERO_USAGE, type AssistantMessage, type Message } from "../core/messages";
-import type { AttemptOutcome, Continuation } from "../core/run-loop";
+import type { AttemptOutcome, Calibration, Continuation } from "../core/run-loop";
 import type { HookRegistry } from "../hooks/registry";
 import { runBeforePromptBuild, runFirstAnswer, runObservers } from "../hooks/runners";
 import { runAttempt, type AttemptParams } from "./attempt";
@@ -27,7 +27,7 @@ export interface PromptSettings {
 }
 
 /** Everything runAttempt needs except what preparation derives (system, history, tools, caps). */
-export type LoopPorts = Omit<AttemptParams, "system" | "history" | "tools" | "maxToolResultChars" | "contextWindowTokens" | "hooks">;
+export type LoopPorts = Omit<AttemptParams, "system" | "history" | "tools" | "maxToolResultChars" | "contextWindowTokens" | "tokenScale" | "hooks">;
 
 export interface AttemptSessionInput extends LoopPorts {
   /** `provider/model`, for per-model windows. */
@@ -43,6 +43,8 @@ export interface AttemptSessionInput extends LoopPorts {
   tools: ReadonlyMap<string, ToolDefinition>;
   hooks: HookRegistry;
   engine?: ContextEngine;
+  /** What an earlier overflow of this model taught the run (core/overflow.ts). */
+  calibration?: Calibration;
 }
 
 export interface PreparedAttempt {
@@ -77,6 +79,7 @@ export async function runAttemptSession(input: AttemptSessionInput): Promise<Att
         hooks: input.hooks,
         maxToolResultChars: prepared.toolResultMaxChars,
         contextWindowTokens: prepared.contextWindowTokens,
+        tokenScale: input.calibration?.tokenScale,
       })));
   await runObservers(input.hooks, "agent_end", {
     ...runRef(input),
@@ -88,7 +91,11 @@ export async function runAttemptSession(input: AttemptSessionInput): Promise<Att
 }
 
 export async function prepareAttempt(input: AttemptSessionInput): Promise<PreparedAttempt> {
-  const contextWindowTokens = Math.min(input.context.contextTokens, input.context.modelContextWindows[input.modelRef] ?? Infinity);
+  const contextWindowTokens = Math.min(
+    input.context.contextTokens,
+    input.context.modelContextWindows[input.modelRef] ?? Infinity,
+    input.calibration?.contextTokens ?? Infinity,
+  );
   const toolResultMaxChars = resolveToolResultMaxChars(contextWindowTokens, input.maxToolResultChars);
   const history = await prepareHistory(input.transcript, {
     api: input.provider.api,
@@ -110,7 +117,14 @@ export async function prepareAttempt(input: AttemptSessionInput): Promise<Prepar
   const hook = await runBeforePromptBuild(input.hooks, { ...runRef(input), prompt: lastUserText(history.messages), messages: history.messages, systemPrompt: built });
   const system = applyPromptMutations(built, { engineAddition: history.systemPromptAddition, hook });
   const messages = hook.prependContext ? prependToPrompt(history.messages, hook.prependContext) : history.messages;
-  const precheck = precheckContext({ system, messages, contextTokenBudget: contextWindowTokens, reserveTokens: input.context.reserveTokens, toolResultMaxChars });
+  const precheck = precheckContext({
+    system,
+    messages,
+    contextTokenBudget: contextWindowTokens,
+    reserveTokens: input.context.reserveTokens,
+    toolResultMaxChars,
+    tokenScale: input.calibration?.tokenScale,
+  });
   return { system, history, messages, tools: narrowTools(input.tools, hook.toolsAllow), contextWindowTokens, toolResultMaxChars, precheck };
 }
 

@@ -44,6 +44,8 @@ export interface AttemptParams {
   meter?: UsageMeter;
   /** Enables the in-loop context guard. */
   contextWindowTokens?: number;
+  /** What the provider counts per token we estimate (run-loop Calibration); default 1. */
+  tokenScale?: number;
   idleTimeoutMs?: number;
   maxOutputTokens?: number;
   thinking?: ThinkingLevel;
@@ -135,7 +137,7 @@ class AttemptRun {
     const budget = this.meter.breach();
     if (budget) return { kind: "budget_exceeded", ...budget };
     if (this.params.contextWindowTokens !== undefined) {
-      const guard = checkContextGuard(this.params.system, this.messages, this.params.contextWindowTokens);
+      const guard = checkContextGuard(this.params.system, this.messages, this.params.contextWindowTokens, this.params.tokenScale);
       if (!guard.ok) return this.failed({ kind: "context_overflow", message: guard.message, retryable: false, responseStarted: false });
     }
     return undefined;
@@ -158,12 +160,14 @@ class AttemptRun {
   }
 
   private failed(failure: Extract<AttemptOutcome, { kind: "failed" }>["failure"]): AttemptOutcome {
+    const estimated = estimateTokens(contextChars(this.params.system, this.messages));
     return {
       kind: "failed",
       failure,
       completedModelProgress: this.recorder.modelTurns > 0,
       // The provider's count when a call reported one, else the same estimate the precheck uses.
-      promptTokens: this.recorder.lastPromptTokens ?? estimateTokens(contextChars(this.params.system, this.messages)),
+      promptTokens: this.recorder.lastPromptTokens ?? Math.round(estimated * (this.params.tokenScale ?? 1)),
+      estimatedPromptTokens: estimated,
       ...(this.params.contextWindowTokens !== undefined ? { contextTokens: this.params.contextWindowTokens } : {}),
     };
   }

@@ -63,7 +63,15 @@ export async function markAuthenticated(db: Db, connectionId: string, grant: Con
   );
 }
 
-export async function subscribe(db: Db, connectionId: string, sessionKey: string): Promise<void> {
+/**
+ * Subscribes the connection to the session's live events; `runId` narrows it
+ * to one run (events.replay: until that run ends). The subscription item is
+ * written first, then the session's subscription revision is bumped, and only
+ * then does the caller acknowledge: an emitter reads the revision before every
+ * fan-out, so any event fanned out after the acknowledgement reaches the new
+ * subscriber (docs/protocol.md, "Resuming a stream").
+ */
+export async function subscribe(db: Db, connectionId: string, sessionKey: string, opts: { runId?: string } = {}): Promise<number> {
   const now = db.now();
   await db.doc.send(
     new PutCommand({
@@ -73,6 +81,7 @@ export async function subscribe(db: Db, connectionId: string, sessionKey: string
         v: 1,
         connectionId,
         sessionKey,
+        ...(opts.runId ? { runId: opts.runId } : {}),
         subscribedAt: now,
         expiresAt: epochSeconds(now) + CONNECTION_TTL_SECONDS,
       },
@@ -90,22 +99,47 @@ export async function subscribe(db: Db, connectionId: string, sessionKey: string
     // Already subscribed (or connection gone): the subscription item is the source of truth.
     if ((error as { name?: string }).name !== "ConditionalCheckFailedException") throw error;
   });
+  return bumpRevision(db, sessionKey);
 }
 
 export async function unsubscribe(db: Db, connectionId: string, sessionKey: string): Promise<void> {
   await db.doc.send(new DeleteCommand({ TableName: db.table, Key: keys.subscription(sessionKey, connectionId) }));
+  await bumpRevision(db, sessionKey);
 }
 
-export async function subscribers(db: Db, sessionKey: string): Promise<string[]> {
+async function bumpRevision(db: Db, sessionKey: string): Promise<number> {
+  const out = await db.doc.send(
+    new UpdateCommand({
+      TableName: db.table,
+      Key: keys.subscriptionRev(sessionKey),
+      UpdateExpression: "ADD rev :one",
+      ExpressionAttributeValues: { ":one": 1 },
+      ReturnValues: "UPDATED_NEW",
+    }),
+  );
+  return Number(out.Attributes?.rev ?? 0);
+}
+
+/** The session's subscription revision (0 before the first subscription). One consistent GetItem. */
+export async function subscriptionRevision(db: Db, sessionKey: string): Promise<number> {
+  const out = await db.doc.send(new GetCommand({ TableName: db.table, Key: keys.subscriptionRev(sessionKey), ConsistentRead: true }));
+  return Number(out.Item?.rev ?? 0);
+}
+
+/** Connections subscribed to the session (those narrowed to another run left out when `runId` is given). */
+export async function subscribers(db: Db, sessionKey: string, runId?: string): Promise<string[]> {
   const out = await db.doc.send(
     new QueryCommand({
       TableName: db.table,
       KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
       ExpressionAttributeValues: { ":pk": keys.subscription(sessionKey, "").pk, ":prefix": prefixes.subscription },
+      // A subscription acknowledged a moment ago must be in the list.
+      ConsistentRead: true,
     }),
   );
   return (out.Items ?? [])
     .filter((item) => !isExpired(item as { expiresAt?: number }, db.now()))
+    .filter((item) => runId === undefined || item.runId === undefined || item.runId === runId)
     .map((item) => item.connectionId as string);
 }
 

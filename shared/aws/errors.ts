@@ -1,6 +1,6 @@
 /**
  * Errors of the persistence adapters. Names are explicit because Step Functions
- * `Retry`/`Catch` and handlers match on them; test/core/error-names.test.ts pins them.
+ * `Retry`/`Catch` and handlers match on them; test/infra/state-machine.test.ts ("pinned error names") pins them.
  */
 export class SessionBusyError extends Error {
   override readonly name = "SessionBusyError";

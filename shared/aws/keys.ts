@@ -58,6 +58,8 @@ export const keys = {
     pk: `SUBS#${sessionKey}`,
     sk: `CONN#${connectionId}`,
   }),
+  /** Bumped by every subscribe/unsubscribe of the session: emitters refetch their subscriber list when it moves. */
+  subscriptionRev: (sessionKey: string) => ({ pk: `SUBS#${sessionKey}`, sk: "REV" }),
 };
 
 export const prefixes = {

@@ -212,16 +212,23 @@ async function commitHead(db: Db, claim: WriterClaim, count: number, release: bo
   if (!committed) throw new WriterFencedError(claim.sessionId, claim.runId);
 }
 
-/** Gives the claim up; a no-op when someone else already holds it. */
-export async function releaseWriter(db: Db, claim: Pick<WriterClaim, "sessionId" | "runId">): Promise<boolean> {
+/**
+ * Gives the claim up; a no-op when someone else already holds it. A claim
+ * with its epoch releases only that claim: a stale task of the same run
+ * (a lower epoch, fenced out by its successor's re-entrant claim) cannot
+ * release its successor's. Without an epoch (the run has ended: finalize)
+ * whatever claim the run still holds is released.
+ */
+export async function releaseWriter(db: Db, claim: Pick<WriterClaim, "sessionId" | "runId"> & { epoch?: number }): Promise<boolean> {
+  const byEpoch = claim.epoch !== undefined;
   return conditionally(() =>
     db.doc.send(
       new UpdateCommand({
         TableName: db.table,
         Key: keys.transcriptHead(claim.sessionId),
         UpdateExpression: "REMOVE writerRunId, leaseUntil",
-        ConditionExpression: "writerRunId = :run",
-        ExpressionAttributeValues: { ":run": claim.runId },
+        ConditionExpression: byEpoch ? "writerRunId = :run AND writerEpoch = :epoch" : "writerRunId = :run",
+        ExpressionAttributeValues: { ":run": claim.runId, ...(byEpoch ? { ":epoch": claim.epoch } : {}) },
       }),
     ),
   );

@@ -42,10 +42,16 @@ export interface CompactRequest {
   thenTruncateToChars?: number;
   /** Whether an attempt follows on the compacted transcript (the `end` event's willRetry). */
   willRetry: boolean;
+  /** Provider tokens per estimated token for this model (run-loop Calibration). */
+  tokenScale?: number;
+  /** When the budget keeps everything, summarise everything before the current turn. */
+  force?: boolean;
 }
 
 export type CompactOutcome =
-  | { ok: true; claim: WriterClaim; record: CompactionRecord; seq: number; truncated: number }
+  | { ok: true; compacted: true; claim: WriterClaim; record: CompactionRecord; seq: number; truncated: number }
+  /** Nothing before the turn being answered (OpenClaw's "no real conversation messages"): the run goes on as it is. */
+  | { ok: true; compacted: false; claim: WriterClaim; reason: string }
   | { ok: false; claim: WriterClaim; reason: string };
 
 export async function compactTranscript(ctx: CompactionContext, request: CompactRequest): Promise<CompactOutcome> {
@@ -62,7 +68,13 @@ export async function compactTranscript(ctx: CompactionContext, request: Compact
     contextTokens: request.contextTokens,
     keepRecentTokens: request.keepRecentTokens,
     reserveTokens: request.reserveTokens,
+    tokenScale: request.tokenScale,
+    force: request.force,
   });
+  if (!plan.compact && plan.reason === "no_real_conversation") {
+    ctx.events?.emit("compaction", compactionEvent.end({ willRetry: request.willRetry, completed: false }));
+    return { ok: true, compacted: false, claim: ctx.claim, reason: "no real conversation messages before the current turn" };
+  }
   if (!plan.compact) return fail("nothing to compact: the context is only the newest messages");
   const written = await summarize({
     provider: request.provider,
@@ -79,7 +91,7 @@ export async function compactTranscript(ctx: CompactionContext, request: Compact
     summary: written.summary,
     firstKeptSeq: plan.firstKeptSeq,
     tokensBefore: plan.tokensBefore,
-    tokensAfter: messageTokens(summaryMessage(written.summary)) + plan.keptTokens,
+    tokensAfter: messageTokens(summaryMessage(written.summary), request.tokenScale) + plan.keptTokens,
     trigger: request.trigger,
     model: request.modelRef,
     contextTokens: request.contextTokens,
@@ -98,5 +110,5 @@ export async function compactTranscript(ctx: CompactionContext, request: Compact
     "compaction",
     compactionEvent.end({ willRetry: request.willRetry, completed: true, tokensBefore: record.tokensBefore, tokensAfter: record.tokensAfter }),
   );
-  return { ok: true, claim, record, seq, truncated };
+  return { ok: true, compacted: true, claim, record, seq, truncated };
 }

@@ -78,16 +78,20 @@ export interface ProfileChoice {
  * The profile an attempt uses: the pinned one if any, else the first in
  * configured order that is neither tried by this run nor cooling down. When
  * all untried ones cool down, the one that recovers first (the caller decides
- * whether a fallback model is the better choice).
+ * whether a fallback model is the better choice). `failed`: profiles whose
+ * key failed authentication or billing earlier in this run, on any model:
+ * taken only when nothing else is left.
  */
 export function chooseProfile(
   order: readonly string[],
   health: ReadonlyMap<string, ProfileHealth>,
-  opts: { pinned?: string; tried: readonly string[]; model: string; now: number },
+  opts: { pinned?: string; tried: readonly string[]; failed?: readonly string[]; model: string; now: number },
 ): ProfileChoice | undefined {
   if (opts.pinned && order.includes(opts.pinned)) return { profileId: opts.pinned, coolingDown: false };
   const untried = order.filter((id) => !opts.tried.includes(id));
-  const candidates = untried.length > 0 ? untried : [...order];
+  const pool = untried.length > 0 ? untried : [...order];
+  const usable = pool.filter((id) => !opts.failed?.includes(id));
+  const candidates = usable.length > 0 ? usable : pool;
   if (candidates.length === 0) return undefined;
   const ready = candidates.find((id) => !isCoolingDown(health.get(id), opts.model, opts.now));
   if (ready) return { profileId: ready, coolingDown: false };

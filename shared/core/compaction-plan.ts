@@ -13,6 +13,12 @@ import { truncateToolResult } from "./tool-result-truncation";
  *                  starting at a turn boundary (never at a tool result, so no
  *                  tool result is separated from its tool call)
  *   summary      <= min(4096, max(256, promptBudget * 0.15)) tokens
+ *
+ * Token sizes are our estimate times `tokenScale` (what a provider's overflow
+ * error showed it really counts). When that still keeps everything, `force`
+ * summarises everything before the current turn (the user message being
+ * answered and what followed it stay verbatim); when there is nothing before
+ * it, there is no real conversation to compact.
  */
 export const COMPACTION_DEFAULTS = { keepRecentTokens: 20_000, timeoutSeconds: 180, reserveTokens: 20_000 } as const;
 const SUMMARY_SHARE = 0.15;
@@ -29,12 +35,18 @@ export interface CompactionPlanInput {
   contextTokens: number;
   keepRecentTokens: number;
   reserveTokens: number;
+  /** Provider tokens per estimated token (default 1). */
+  tokenScale?: number;
+  /** Summarise everything before the current turn when the budget alone keeps it all. */
+  force?: boolean;
 }
 
 export type CompactionPlan =
-  | { compact: false; reason: "nothing_to_compact" }
+  | { compact: false; reason: "nothing_to_compact" | "no_real_conversation" }
   | {
       compact: true;
+      /** The budget kept everything: the cut was moved to the current turn. */
+      forced: boolean;
       firstKeptSeq: number;
       toSummarize: Message[];
       previousSummary?: string;
@@ -51,17 +63,20 @@ export function promptBudgetTokens(contextTokens: number, reserveTokens: number)
   return window - Math.max(0, Math.min(reserveTokens, window - minPrompt));
 }
 
-export function messageTokens(message: Message): number {
-  return estimateTokens(messageChars(message));
+export function messageTokens(message: Message, tokenScale = 1): number {
+  return Math.ceil(estimateTokens(messageChars(message)) * tokenScale);
 }
 
 export function planCompaction(input: CompactionPlanInput): CompactionPlan {
+  const scale = Math.max(1, input.tokenScale ?? 1);
   const previous = input.view.find((m) => m.seq === undefined && isSummaryMessage(m.message));
   const stored = input.view.filter((m): m is Required<ViewMessage> => m.seq !== undefined);
   const budget = promptBudgetTokens(input.contextTokens, input.reserveTokens);
   const keepBudget = Math.min(input.keepRecentTokens, Math.floor(budget / 2));
-  const cut = keptStart(stored, keepBudget);
-  if (cut === 0) return { compact: false, reason: "nothing_to_compact" };
+  const byBudget = keptStart(stored, keepBudget, scale);
+  const forced = byBudget === 0 && input.force === true;
+  const cut = forced ? currentTurnStart(stored) : byBudget;
+  if (cut === 0) return { compact: false, reason: forced ? "no_real_conversation" : "nothing_to_compact" };
   const toSummarize = stored.slice(0, cut).map((m) => m.message);
   const kept = stored.slice(cut);
   const summaryMaxTokens = Math.min(SUMMARY_MAX_TOKENS, Math.max(SUMMARY_MIN_TOKENS, Math.floor(budget * SUMMARY_SHARE)));
@@ -69,26 +84,36 @@ export function planCompaction(input: CompactionPlanInput): CompactionPlan {
   const chunkTokens = Math.max(500, budget - summaryMaxTokens * 2 - INSTRUCTION_TOKENS);
   return {
     compact: true,
+    forced,
     firstKeptSeq: kept[0]?.seq ?? stored[stored.length - 1].seq + 1,
     toSummarize,
     ...(previousSummary ? { previousSummary } : {}),
-    tokensBefore: input.view.reduce((sum, m) => sum + messageTokens(m.message), 0),
-    keptTokens: kept.reduce((sum, m) => sum + messageTokens(m.message), 0),
+    tokensBefore: input.view.reduce((sum, m) => sum + messageTokens(m.message, scale), 0),
+    keptTokens: kept.reduce((sum, m) => sum + messageTokens(m.message, scale), 0),
     summaryMaxTokens,
-    chunks: chunkTranscript(toSummarize, chunkTokens * CHARS_PER_TOKEN),
+    // Each summariser call must fit the provider's count, not our estimate.
+    chunks: chunkTranscript(toSummarize, Math.floor((chunkTokens * CHARS_PER_TOKEN) / scale)),
   };
 }
 
+/** Index of the newest stored user message: where the turn being answered starts (0 when there is none). */
+function currentTurnStart(stored: readonly Required<ViewMessage>[]): number {
+  for (let i = stored.length - 1; i >= 0; i -= 1) if (stored[i].message.role === "user") return i;
+  return 0;
+}
+
 /** Index of the first kept message: as many newest messages as fit, moved forward off tool results. */
-function keptStart(stored: readonly Required<ViewMessage>[], keepBudget: number): number {
+function keptStart(stored: readonly Required<ViewMessage>[], keepBudget: number, scale: number): number {
   let start = stored.length;
   let used = 0;
   while (start > 0) {
-    const cost = messageTokens(stored[start - 1].message);
+    const cost = messageTokens(stored[start - 1].message, scale);
     if (used + cost > keepBudget) break;
     used += cost;
     start -= 1;
   }
+  // The user message being answered stays verbatim even when it alone is over the keep budget.
+  if (start === stored.length && stored[start - 1]?.message.role === "user") return start - 1;
   while (start < stored.length && stored[start].message.role === "tool_result") start += 1;
   return start;
 }

@@ -69,6 +69,8 @@ export interface PrecheckInput {
   reserveTokens: number;
   /** Tool results longer than this could be truncated to it. */
   toolResultMaxChars: number;
+  /** Provider tokens per estimated token, learnt from an overflow (default 1). */
+  tokenScale?: number;
 }
 
 export interface PrecheckResult {
@@ -93,7 +95,8 @@ export interface PrecheckResult {
  */
 export function precheckContext(input: PrecheckInput): PrecheckResult {
   const budget = Math.max(1, input.contextTokenBudget);
-  const estimatedTokens = Math.ceil(estimateTokens(contextChars(input.system, input.messages)) * SAFETY_MARGIN);
+  const scale = input.tokenScale ?? 1;
+  const estimatedTokens = Math.ceil(estimateTokens(contextChars(input.system, input.messages)) * SAFETY_MARGIN * scale);
   const minPromptBudget = Math.min(MIN_PROMPT_BUDGET_TOKENS, Math.max(1, Math.floor(budget * 0.5)));
   const reserve = Math.max(0, Math.min(input.reserveTokens, budget - minPromptBudget));
   const promptBudgetTokens = budget - reserve;
@@ -102,7 +105,8 @@ export function precheckContext(input: PrecheckInput): PrecheckResult {
   const base = { estimatedTokens, promptBudgetTokens, overflowTokens, reducibleChars };
   if (overflowTokens <= 0) return { route: "fits", ...base };
   if (reducibleChars <= 0) return { route: "compact_only", ...base };
-  const overflowChars = overflowTokens * CHARS_PER_TOKEN;
+  // Characters the prompt must lose: fewer per provider token when the provider counts more than we estimate.
+  const overflowChars = Math.ceil((overflowTokens * CHARS_PER_TOKEN) / scale);
   const needed = Math.max(overflowChars + TRUNCATION_HEADROOM_TOKENS * CHARS_PER_TOKEN, Math.ceil(1.5 * overflowChars));
   return { route: reducibleChars >= needed ? "truncate_tool_results_only" : "compact_then_truncate", ...base };
 }
@@ -122,8 +126,8 @@ export type ContextGuardResult =
  * overflow that the outer loop recovers from (compaction), rather than a
  * request that is bound to fail at the provider.
  */
-export function checkContextGuard(system: string, messages: readonly Message[], contextWindowTokens: number): ContextGuardResult {
-  const windowChars = contextWindowTokens * CHARS_PER_TOKEN;
+export function checkContextGuard(system: string, messages: readonly Message[], contextWindowTokens: number, tokenScale = 1): ContextGuardResult {
+  const windowChars = Math.floor((contextWindowTokens * CHARS_PER_TOKEN) / Math.max(1, tokenScale));
   const singleLimit = Math.floor(windowChars * GUARD_SINGLE_RESULT_SHARE);
   for (const message of messages) {
     if (message.role === "tool_result" && message.content.length > singleLimit) {

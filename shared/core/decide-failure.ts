@@ -9,9 +9,11 @@ import {
   hasFallback,
   nextModel,
   profileFailure,
+  truncation,
   type Step,
 } from "./decide-steps";
-import { imageSizeLimitMb, isLongWindowRateLimit, isRoleOrderingError, USER_ERRORS } from "./loop-texts";
+import { USER_ERRORS } from "./loop-texts";
+import { calibrate, overflowTokenCount } from "./overflow";
 import { LIMITS, maxRunLoopIterations, profileCountAt, resetSameModelCounters, type AttemptOutcome, type LoopState } from "./run-loop";
 import { pickFallbackThinkingLevel } from "./thinking";
 
@@ -41,7 +43,7 @@ const NO_ROTATION: ReadonlySet<FailureKind> = new Set(["model_not_found", "conte
  */
 export function decideOnFailure(loop: LoopState, outcome: Failed): Step {
   const { failure } = outcome;
-  const tracked: LoopState = { ...loop, lastFailureKind: failure.kind, counters: trackIdle(loop, outcome) };
+  const tracked: LoopState = { ...rememberKeyFailure(loop, failure.kind), lastFailureKind: failure.kind, counters: trackIdle(loop, outcome) };
   if (failure.kind === "aborted") return finalize(tracked, { status: "aborted", reason: "aborted", error: USER_ERRORS.aborted, livenessState: "abandoned" });
   const idle = tracked.counters.consecutiveIdleTimeouts;
   if (idle >= LIMITS.consecutiveIdleTimeoutsBeforeBreak) {
@@ -55,7 +57,7 @@ export function decideOnFailure(loop: LoopState, outcome: Failed): Step {
     case "context_overflow":
       return onOverflow(tracked, outcome);
     case "format":
-      return onFormat(tracked, failure.message);
+      return onFormat(tracked, failure);
     case "timeout":
       return onTimeout(tracked, outcome);
     case "rate_limit":
@@ -77,25 +79,35 @@ export function failover(loop: LoopState, kind: FailureKind, message: string): S
   return giveUp(loop, kind, surfacedText(kind, message), kind, { detail: message, effects: profileFailure(loop, kind) });
 }
 
+/**
+ * A provider-reported overflow (reference §G.55, §G.58-59): learn from the
+ * provider's numbers (its window; how far our estimate was off), then up to
+ * three overflow compactions sized with them, then one truncation of
+ * oversized tool results, then give up with OpenClaw's text.
+ */
 function onOverflow(loop: LoopState, outcome: Failed): Step {
-  if (compactionsLeft(loop, "overflow")) return compaction(loop, "overflow", { tokenCount: outcome.promptTokens });
-  const duringCompaction = /compact/i.test(outcome.failure.message);
+  const calibrated = calibrate(loop, outcome);
+  if (compactionsLeft(calibrated, "overflow")) return compaction(calibrated, "overflow", { tokenCount: overflowTokenCount(calibrated, outcome) });
+  if (!calibrated.toolResultsTruncated) return truncation(calibrated);
+  const failedCompaction = calibrated.counters.compactionFailures > 0;
   return giveUp(
-    loop,
+    calibrated,
     "context_overflow",
-    duringCompaction ? USER_ERRORS.compactionFailure : USER_ERRORS.contextOverflow,
-    duringCompaction ? "compaction_failure" : "context_overflow",
+    failedCompaction ? USER_ERRORS.compactionFailure : USER_ERRORS.contextOverflow,
+    failedCompaction ? "compaction_failure" : "context_overflow",
     { detail: outcome.failure.message },
   );
 }
 
-function onFormat(loop: LoopState, message: string): Step {
-  const attempted = loop.thinking && !loop.attemptedThinking.includes(loop.thinking) ? [...loop.attemptedThinking, loop.thinking] : loop.attemptedThinking;
-  const level = pickFallbackThinkingLevel(message, attempted);
-  if (level) return again({ ...bump(loop, "thinkingDowngrades"), thinking: level, attemptedThinking: attempted }, "thinking_downgrade");
-  if (isRoleOrderingError(message)) return giveUp(loop, "role_ordering", USER_ERRORS.roleOrdering, "role_ordering", { detail: message });
-  const maxMb = imageSizeLimitMb(message);
-  if (maxMb !== undefined) return giveUp(loop, "image_size", USER_ERRORS.imageSize(maxMb || undefined), "image_size", { detail: message });
+function onFormat(loop: LoopState, failure: Failed["failure"]): Step {
+  const { cause, message } = failure;
+  if (cause?.reason === "thinking_level") {
+    const attempted = loop.thinking && !loop.attemptedThinking.includes(loop.thinking) ? [...loop.attemptedThinking, loop.thinking] : loop.attemptedThinking;
+    const level = pickFallbackThinkingLevel(cause.accepted, attempted);
+    if (level) return again({ ...bump(loop, "thinkingDowngrades"), thinking: level, attemptedThinking: attempted }, "thinking_downgrade");
+  }
+  if (cause?.reason === "role_ordering") return giveUp(loop, "role_ordering", USER_ERRORS.roleOrdering, "role_ordering", { detail: message });
+  if (cause?.reason === "image_size") return giveUp(loop, "image_size", USER_ERRORS.imageSize(cause.maxMb), "image_size", { detail: message });
   // Terminal: resending the same malformed request cannot succeed, and another model would get it too.
   return giveUp(loop, "format", message, "format", { detail: message });
 }
@@ -114,7 +126,7 @@ function onTimeout(loop: LoopState, outcome: Failed): Step {
 
 function onRateLimit(loop: LoopState, failure: Failed["failure"]): Step {
   const { rateLimitRetries, rateLimitRotations } = loop.counters;
-  const shortWindow = failure.rateLimitWindow !== "long" && !isLongWindowRateLimit(failure.message);
+  const shortWindow = failure.rateLimitWindow !== "long";
   if (shortWindow && rateLimitRetries < LIMITS.sameModelRateLimitRetries && rateLimitRotations < LIMITS.rateLimitProfileRotations) {
     const stepSeconds = LIMITS.rateLimitStepSeconds * (rateLimitRetries + 1);
     const advised = Math.ceil((failure.retryAfterMs ?? 0) / 1000);
@@ -182,6 +194,16 @@ function rotateProfile(loop: LoopState, kind: FailureKind): Step {
     triedProfiles: loop.profileId ? [...loop.triedProfiles, loop.profileId] : loop.triedProfiles,
   };
   return again(next, "rotate_profile", profileFailure(loop, kind));
+}
+
+/** Failures that condemn the key itself, whatever model it is used with. */
+const KEY_FAILURES: ReadonlySet<FailureKind> = new Set(["auth", "auth_permanent", "billing"]);
+
+function rememberKeyFailure(loop: LoopState, kind: FailureKind): LoopState {
+  const { profileId } = loop;
+  if (!profileId || !KEY_FAILURES.has(kind)) return loop;
+  if (loop.failedProfiles.some((f) => f.profileId === profileId && f.modelIndex === loop.modelIndex)) return loop;
+  return { ...loop, failedProfiles: [...loop.failedProfiles, { profileId, modelIndex: loop.modelIndex, reason: kind }] };
 }
 
 function trackIdle(loop: LoopState, outcome: Failed) {

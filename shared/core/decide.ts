@@ -42,7 +42,7 @@ export function decideNext(loop: LoopState, outcome: AttemptOutcome): Step {
     case "context_precheck":
       return onPrecheck(settled, outcome);
     case "compaction_failed":
-      return onCompactionFailed(settled, outcome.reason);
+      return onCompactionFailed(settled, outcome);
     case "compaction_loop":
       return giveUp(settled, "compaction_loop_persisted", USER_ERRORS.compactionLoop(outcome.toolName, outcome.repeats, LIMITS.postCompactionGuardWindow), "compaction_loop");
     case "budget_exceeded":
@@ -143,10 +143,16 @@ function onPrecheck(loop: LoopState, outcome: Precheck): Step {
   return compaction(loop, "precheck", { thenTruncate: outcome.route === "compact_then_truncate", tokenCount: outcome.estimatedTokens });
 }
 
-/** Compaction could not shrink the context: truncate oversized tool results once, else give up. */
-function onCompactionFailed(loop: LoopState, reason: string): Step {
-  if (!loop.toolResultsTruncated) return truncation(loop);
-  return giveUp({ ...loop, lastFailureKind: "context_overflow" }, "compaction_failure", USER_ERRORS.compactionFailure, "compaction_failure", { detail: reason });
+/**
+ * The context could not be shrunk: truncate oversized tool results once, else
+ * give up with OpenClaw's overflow text; `error.kind` is compaction_failure
+ * when a summary could not be written in this run, else context_overflow.
+ */
+function onCompactionFailed(loop: LoopState, outcome: Extract<AttemptOutcome, { kind: "compaction_failed" }>): Step {
+  const counted = outcome.stage === "truncation" ? loop : bump(loop, "compactionFailures");
+  if (!counted.toolResultsTruncated) return truncation(counted);
+  const kind = counted.counters.compactionFailures > 0 ? "compaction_failure" : "context_overflow";
+  return giveUp({ ...counted, lastFailureKind: "context_overflow" }, kind, USER_ERRORS.contextOverflow, kind, { detail: outcome.reason });
 }
 
 function budgetExceededText(outcome: Extract<AttemptOutcome, { kind: "budget_exceeded" }>): string {

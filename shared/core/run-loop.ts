@@ -1,12 +1,14 @@
 import { z } from "zod";
-import { FAILURE_KINDS, type FailureKind } from "./failures";
+import { FAILURE_KINDS, ProviderFailureSchema, THINKING_LEVELS, type FailureKind, type ThinkingLevel } from "./failures";
+
+export { THINKING_LEVELS, type ThinkingLevel } from "./failures";
 
 /**
  * The outer loop's state as it travels through Step Functions: counters and
  * pointers only (the 256 KB state limit), versioned because executions outlive
  * deployments. Fields added after v1 shipped carry defaults, so a v1 state
- * written by an older deployment still parses (test/core/run-loop-state.test.ts
- * keeps a frozen v1 fixture).
+ * written by an older deployment still parses (test/core/decide.test.ts
+ * parses a frozen v1 state).
  */
 export const LIMITS = {
   /** resolveMaxRunRetryIterations: clamp(BASE + max(1, profiles) * PER_PROFILE, MIN, MAX). */
@@ -58,14 +60,14 @@ const CountersSchema = z.object({
   overloadRotations: countSince1(),
   overloadChainRetries: countSince1(),
   thinkingDowngrades: countSince1(),
+  /** Compactions whose summary could not be written (the give-up then says compaction_failure). */
+  compactionFailures: countSince1(),
 });
 export type LoopCounters = z.infer<typeof CountersSchema>;
 
 export const CONTINUATIONS = ["empty_response", "reasoning_only", "compaction"] as const;
 export type Continuation = (typeof CONTINUATIONS)[number];
 
-export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
-export type ThinkingLevel = (typeof THINKING_LEVELS)[number];
 
 /** Armed after a compaction: tool outcomes seen since, as `name|argsHash|resultHash` -> count. */
 export const PostCompactionGuardSchema = z.object({
@@ -73,6 +75,18 @@ export const PostCompactionGuardSchema = z.object({
   seen: z.record(z.string(), z.number().int().min(1)),
 });
 export type PostCompactionGuard = z.infer<typeof PostCompactionGuardSchema>;
+
+/**
+ * What a provider's overflow taught about one model of the chain: our token
+ * estimate times `tokenScale` is what the provider counts, and its window is
+ * at most `contextTokens`. Applied by the precheck, the in-loop guard and the
+ * compaction planner for the rest of the run.
+ */
+export const CalibrationSchema = z.object({
+  tokenScale: z.number().min(1),
+  contextTokens: z.number().int().positive().optional(),
+});
+export type Calibration = z.infer<typeof CalibrationSchema>;
 
 const ExecutionSchema = z.object({
   /** 0 for the execution StartExecution created, +1 per continue-as-new. */
@@ -100,6 +114,13 @@ export const LoopStateSchema = z.object({
   profileId: z.string().optional(),
   /** Profiles of the current model this run rotated away from. */
   triedProfiles: z.array(z.string()).default([]),
+  /**
+   * Profiles that failed authentication or billing in this run, with the
+   * chain model they failed on: such a failure is about the key, so it covers
+   * every model of that provider for the rest of the run (rate-limit and
+   * other cooldowns may be per model; the shared health records hold those).
+   */
+  failedProfiles: z.array(z.object({ profileId: z.string(), modelIndex: z.number().int().min(0), reason: z.enum(FAILURE_KINDS) })).default([]),
   /** Oversized tool results were truncated in the stored transcript (at most once per run). */
   toolResultsTruncated: z.boolean().default(false),
   /** Thinking level the next attempt asks for (undefined = configured default). */
@@ -113,6 +134,8 @@ export const LoopStateSchema = z.object({
   /** Attempts that stopped early to stay inside the Lambda limit (they do not count against the budget). */
   yields: countSince1(),
   execution: ExecutionSchema.default({ generation: 0, iterations: 0, maxIterations: LIMITS.iterationsPerExecution }),
+  /** Per chain model (key = modelIndex): what its provider's overflow errors reported. */
+  calibration: z.record(z.string(), CalibrationSchema).default({}),
   /** The deployed configuration version the run started under (tasks load that configuration, not a newer deploy's). */
   configVersion: z.string().optional(),
 });
@@ -138,6 +161,7 @@ export const ZERO_COUNTERS: Readonly<LoopCounters> = Object.freeze({
   overloadRotations: 0,
   overloadChainRetries: 0,
   thinkingDowngrades: 0,
+  compactionFailures: 0,
 });
 
 export interface LoopShape {
@@ -159,6 +183,7 @@ export function initialLoopState(modelCount: number, shape: LoopShape = {}): Loo
     counters: { ...ZERO_COUNTERS },
     profileCounts,
     triedProfiles: [],
+    failedProfiles: [],
     toolResultsTruncated: false,
     ...(shape.thinking ? { thinking: shape.thinking } : {}),
     attemptedThinking: [],
@@ -166,6 +191,7 @@ export function initialLoopState(modelCount: number, shape: LoopShape = {}): Loo
     attempt: 0,
     yields: 0,
     execution: { generation: 0, iterations: 0, maxIterations: shape.iterationsPerExecution ?? LIMITS.iterationsPerExecution },
+    calibration: {},
     ...(shape.configVersion ? { configVersion: shape.configVersion } : {}),
   };
 }
@@ -223,24 +249,23 @@ export const AttemptOutcomeSchema = z.discriminatedUnion("kind", [
     spent: z.number(),
     max: z.number(),
   }),
-  /** The compaction (or truncation) the loop asked for could not shrink the context. */
-  z.object({ kind: z.literal("compaction_failed"), reason: z.string() }),
+  /**
+   * The compaction (or truncation) the loop asked for could not shrink the
+   * context: `compaction` = the summary could not be written; `truncation` =
+   * no stored tool result was large enough to cut.
+   */
+  z.object({ kind: z.literal("compaction_failed"), reason: z.string(), stage: z.enum(["compaction", "truncation"]).optional() }),
   /** The post-compaction loop guard saw the same tool call and result repeat: the run must stop. */
   z.object({ kind: z.literal("compaction_loop"), toolName: z.string(), repeats: z.number().int().positive() }),
   z.object({
     kind: z.literal("failed"),
-    failure: z.object({
-      kind: z.enum(FAILURE_KINDS),
-      message: z.string(),
-      retryable: z.boolean(),
-      retryAfterMs: z.number().optional(),
-      rateLimitWindow: z.enum(["short", "long"]).optional(),
-      responseStarted: z.boolean(),
-    }),
+    failure: ProviderFailureSchema.omit({ status: true }),
     /** Whether the model completed any turn in this attempt (the idle breaker's notion of progress). */
     completedModelProgress: z.boolean(),
     /** Prompt-side tokens of the last model call (provider-reported, else estimated); timeout compaction reads it. */
     promptTokens: z.number().int().min(0).optional(),
+    /** Our own estimate of the prompt the failed call sent (what an overflow's reported count is compared with). */
+    estimatedPromptTokens: z.number().int().min(0).optional(),
     /** Context window of the model that ran. */
     contextTokens: z.number().int().positive().optional(),
   }),
@@ -262,7 +287,7 @@ export const DecisionSchema = z.discriminatedUnion("action", [
     trigger: z.enum(COMPACTION_TRIGGERS),
     /** Then also truncate oversized tool results (precheck route compact_then_truncate). */
     thenTruncate: z.boolean(),
-    /** Tokens the failed prompt had, when known (provider count, else estimate). */
+    /** Tokens the failed prompt had: the provider's count, else the precheck estimate, else budget + 1. */
     tokenCount: z.number().int().min(0).optional(),
   }),
   /** Shorten oversized tool results in the stored transcript (head + tail), then attempt. */

@@ -1,5 +1,5 @@
 import { appendEvent, eventExpiry, lastEventSeq, type EventStream, type RunEvent } from "../aws/event-log";
-import { removeConnection, subscribers } from "../aws/connections";
+import { removeConnection, subscribers, subscriptionRevision } from "../aws/connections";
 import type { Db } from "../aws/dynamo";
 import type { FramePusher } from "../aws/push";
 import { deliverFrame } from "./delivery";
@@ -11,15 +11,6 @@ export interface EmitterDeps {
   retentionDays: number;
   log?: { warn(message: string, extra?: Record<string, unknown>): void };
 }
-
-/**
- * How long a fetched subscriber list is reused before asking DynamoDB again.
- * A client subscribing inside this window may miss live events of a running
- * emitter; it sees the gap in `seq` and fills it with `events.replay` (the
- * client algorithm in docs/protocol.md). A new emitter (each task, and the
- * final `lifecycle` event) always starts with a fresh list.
- */
-const SUBSCRIBER_CACHE_MS = 1000;
 
 export { agentEventFrame } from "./frames";
 
@@ -34,7 +25,8 @@ export { agentEventFrame } from "./frames";
 export class RunEventEmitter {
   private chain: Promise<void> = Promise.resolve();
   private failure: unknown;
-  private cachedSubscribers: { at: number; ids: string[] } | undefined;
+  /** The subscriber list with the session's subscription revision it was read at. */
+  private cachedSubscribers: { rev: number; ids: string[] } | undefined;
 
   private constructor(
     private readonly deps: EmitterDeps,
@@ -100,11 +92,19 @@ export class RunEventEmitter {
     );
   }
 
+  /**
+   * The list is reused while the session's subscription revision stays the
+   * same (one GetItem per fan-out instead of a Query). The revision is read
+   * before the list, so a subscription that lands in between bumps a revision
+   * this emitter has not seen yet and the next fan-out reads the list again:
+   * a subscriber never misses an event fanned out after its subscription was
+   * acknowledged.
+   */
   private async subscriberIds(): Promise<string[]> {
-    const now = this.deps.db.now();
-    if (this.cachedSubscribers && now - this.cachedSubscribers.at < SUBSCRIBER_CACHE_MS) return this.cachedSubscribers.ids;
-    const ids = await subscribers(this.deps.db, this.sessionKey);
-    this.cachedSubscribers = { at: now, ids };
+    const rev = await subscriptionRevision(this.deps.db, this.sessionKey);
+    if (this.cachedSubscribers?.rev === rev) return this.cachedSubscribers.ids;
+    const ids = await subscribers(this.deps.db, this.sessionKey, this.runId);
+    this.cachedSubscribers = { rev, ids };
     return ids;
   }
 }

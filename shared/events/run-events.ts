@@ -1,4 +1,4 @@
-import type { RunDeps } from "../run/deps";
+import type { RunDeps } from "../ports/run-deps";
 import { RunEventEmitter } from "./emitter";
 
 /**

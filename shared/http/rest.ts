@@ -1,7 +1,9 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from "aws-lambda";
-import { z } from "zod";
 import { ApiError, HTTP_STATUS } from "../protocol/errors";
-import { isTooLarge, MAX_MESSAGE_BYTES } from "../protocol/agent-request";
+import { MAX_MESSAGE_BYTES } from "../protocol/agent-request";
+
+// Lives with the protocol (it speaks ApiError); re-exported for the handlers that import it from here.
+export { validate } from "../protocol/validate";
 
 /** JSON envelope around a message: a body past this cannot carry a valid message. */
 export const MAX_BODY_BYTES = MAX_MESSAGE_BYTES + 16 * 1024;
@@ -30,16 +32,6 @@ export function parseJsonBody(event: APIGatewayProxyEvent): unknown {
   } catch {
     throw new ApiError("INVALID_REQUEST", "request body is not valid JSON");
   }
-}
-
-/** zod parse that maps failures to precise API errors (413 for size, else 400 listing the fields). */
-export function validate<T>(schema: z.ZodType<T>, value: unknown): T {
-  const parsed = schema.safeParse(value);
-  if (parsed.success) return parsed.data;
-  if (isTooLarge(parsed.error)) throw new ApiError("PAYLOAD_TOO_LARGE", `message exceeds ${MAX_MESSAGE_BYTES} bytes`);
-  throw new ApiError("INVALID_REQUEST", z.prettifyError(parsed.error), {
-    issues: parsed.error.issues.map((issue) => ({ path: issue.path.join("."), message: issue.message })),
-  });
 }
 
 export function header(event: APIGatewayProxyEvent, name: string): string | undefined {

@@ -12,8 +12,8 @@ import { priorityOf, resolveQueueSettings, type QueueMode, type QueueSettings, t
 import { ensureInLane } from "../lanes/pump";
 import { ApiError } from "../protocol/errors";
 import type { AgentRequest } from "../protocol/agent-request";
-import type { Log } from "../run/deps";
-import { replyToRequester } from "../run/final-response";
+import type { Log } from "../ports/run-deps";
+import { replyToRequester } from "../events/final-response";
 import { joinLane, QUEUE_FULL_ERROR } from "./admission";
 import { saveSessionQueue } from "./session-queue";
 

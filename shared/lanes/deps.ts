@@ -1,4 +1,4 @@
-import type { RunDeps } from "../run/deps";
+import type { RunDeps } from "../ports/run-deps";
 
 /**
  * What the lane code needs. `pusher` and `log` are optional: the hand-off at

@@ -1,6 +1,6 @@
 import { endMerged, revertUndeliveredSteer } from "../aws/lane-runs";
 import { getRun, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
-import { replyToRequester } from "../run/final-response";
+import { replyToRequester } from "../events/final-response";
 import type { LaneDeps } from "./deps";
 
 /**

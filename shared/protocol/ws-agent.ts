@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ApiError } from "./errors";
-import { validate } from "../http/rest";
+import { validate } from "./validate";
 import { AgentRequestSchema, IdempotencyKeySchema, MessageTextSchema, type AgentRequest } from "./agent-request";
 import { DEFAULT_AGENT_ID } from "./limits";
 

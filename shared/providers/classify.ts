@@ -13,6 +13,7 @@
 import * as AnthropicSdk from "@anthropic-ai/sdk";
 import * as OpenAISdk from "openai";
 import type { FailureKind, ProviderFailure } from "../core/failures";
+import { formatCause, isLongWindowRateLimit, overflowFacts } from "./failure-details";
 
 /** Headers as the SDKs expose them (fetch `Headers`) or as plain records. */
 export type HeadersLike = Headers | Record<string, string | string[] | undefined>;
@@ -26,6 +27,8 @@ export interface ErrorSignal {
   code?: string;
   message: string;
   headers?: HeadersLike;
+  /** The provider's error object, for numbers it sends beside the message (llama.cpp `n_ctx`, `n_prompt_tokens`). */
+  body?: Record<string, unknown>;
 }
 
 /** Server-advised waits up to this long are a "short" window worth a same-model retry. */
@@ -55,6 +58,8 @@ const OVERRIDING: Record<string, FailureKind> = {
   billing_error: "billing",
   context_length_exceeded: "context_overflow",
   request_too_large: "context_overflow",
+  // llama.cpp server: {"code":400,"message":"request (4476 tokens) exceeds the available context size (4096 tokens), try increasing it","type":"exceed_context_size_error"}.
+  exceed_context_size_error: "context_overflow",
   model_not_found: "model_not_found",
   overloaded_error: "overloaded",
 };
@@ -125,6 +130,16 @@ const TEXT_PATTERNS: ReadonlyArray<{ pattern: RegExp; kind: FailureKind; example
     kind: "context_overflow",
     example: "This model's maximum context length is 32768 tokens. However, you requested 33792 tokens (29696 in the messages, 4096 in the completion). Please reduce the length of the messages or completion.",
   },
+  // vLLM before the OpenAI-style wording.
+  { pattern: /input prompt \(\d+ tokens\) is too long/i, kind: "context_overflow", example: "Input prompt (2664 tokens) is too long and exceeds limit of 2048" },
+  // llama.cpp server without the error type (older builds).
+  {
+    pattern: /exceeds the available context size/i,
+    kind: "context_overflow",
+    example: "the request exceeds the available context size, try increasing it",
+  },
+  // Ollama with truncation off (no numbers stated).
+  { pattern: /input length exceeds the context length/i, kind: "context_overflow", example: "the input length exceeds the context length" },
   // Anthropic 400 invalid_request_error for an empty prepaid balance.
   {
     pattern: /credit balance is too low/i,
@@ -205,8 +220,17 @@ export function classifySignal(signal: ErrorSignal, responseStarted: boolean, no
   // An absurd delay is not reported, but it still says "not worth waiting for".
   if (advised !== undefined && advised <= MAX_SANE_RETRY_AFTER_MS) failure.retryAfterMs = advised;
   if (kind === "rate_limit") {
-    // No advice at all: assume the common per-minute window (OpenClaw retries 10/20/30 s).
-    failure.rateLimitWindow = advised === undefined || advised <= SHORT_RETRY_WINDOW_MS ? "short" : "long";
+    // No advice at all: assume the common per-minute window (OpenClaw retries 10/20/30 s), unless the text names a longer one.
+    const short = (advised === undefined || advised <= SHORT_RETRY_WINDOW_MS) && !isLongWindowRateLimit(signal.message);
+    failure.rateLimitWindow = short ? "short" : "long";
+  }
+  if (kind === "context_overflow") {
+    const overflow = overflowFacts(signal.message, signal.body);
+    if (overflow) failure.overflow = overflow;
+  }
+  if (kind === "format") {
+    const cause = formatCause(signal.message);
+    if (cause) failure.cause = cause;
   }
   return failure;
 }
@@ -251,6 +275,7 @@ export function errorSignalOf(error: unknown): ErrorSignal | undefined {
       code: typeof error.code === "string" ? error.code : undefined,
       message: typeof inner?.message === "string" ? inner.message : error.message,
       headers: error.headers,
+      ...(inner && typeof inner === "object" ? { body: inner as Record<string, unknown> } : {}),
     };
   }
   return undefined;

@@ -6,10 +6,11 @@
  * Rules applied for every target:
  * - Tool call ids are rewritten to what the target accepts, through one map
  *   per conversion so a tool_call and its result always get the same id.
- * - A tool call without a recorded result (run interrupted) gets a synthetic
- *   error result right after its assistant turn; every provider rejects an
- *   unanswered call. A result whose call is not in the preceding assistant
- *   turn is dropped: providers reject it and it cannot be re-attached.
+ * - Tool calls and results are paired by the one repair the history chain
+ *   uses too (core/tool-pairing.ts): a call without a recorded result (run
+ *   interrupted) gets a synthetic error result right after its assistant
+ *   turn; a result found later is moved up to its call; orphans and
+ *   duplicates are dropped (every provider rejects them).
  * - Thinking is replayed only to the provider that produced it and only with
  *   its signature (Anthropic verifies it); everywhere else it is dropped.
  */
@@ -17,6 +18,7 @@ import type { ChatCompletionMessageParam } from "openai/resources/chat/completio
 import type { ResponseInputItem } from "openai/resources/responses/responses";
 import type { ContentBlockParam, MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import type { AssistantMessage, Message, ToolResultMessage } from "../core/messages";
+import { repairToolUseResultPairing } from "../core/tool-pairing";
 
 export interface ToolIdRule {
   maxLength: number;
@@ -29,7 +31,7 @@ export const OPENAI_CHAT_TOOL_ID: ToolIdRule = { maxLength: 40 };
 /** Responses `call_id`: kept to the strictest common shape as well. */
 export const OPENAI_RESPONSES_TOOL_ID: ToolIdRule = { maxLength: 64 };
 
-export const MISSING_TOOL_RESULT = "No result was recorded for this tool call (the run was interrupted before it finished).";
+export { MISSING_TOOL_RESULT } from "../core/tool-pairing";
 /** Anthropic requires the first message to be from the user. */
 export const LEADING_USER_PLACEHOLDER = "(conversation continues)";
 
@@ -74,33 +76,13 @@ export function createToolIdMapper(rule: ToolIdRule): (id: string) => string {
   };
 }
 
-function syntheticResult(call: { id: string; name: string }): ToolResultMessage {
-  return { role: "tool_result", toolCallId: call.id, toolName: call.name, content: MISSING_TOOL_RESULT, isError: true };
-}
-
-/** Makes every tool call answered exactly once, directly after its assistant turn. */
+/**
+ * Makes every tool call answered exactly once, directly after its assistant
+ * turn: the same repair the history chain runs (core/tool-pairing.ts),
+ * keeping errored turns' calls (the history chain already decided about those).
+ */
 export function repairToolPairing(messages: Message[]): Message[] {
-  const out: Message[] = [];
-  let pending = new Map<string, { id: string; name: string }>();
-  const flush = () => {
-    for (const call of pending.values()) out.push(syntheticResult(call));
-    pending = new Map();
-  };
-  for (const message of messages) {
-    if (message.role === "tool_result") {
-      if (pending.delete(message.toolCallId)) out.push(message);
-      continue; // orphan or duplicate result
-    }
-    flush();
-    out.push(message);
-    if (message.role === "assistant") {
-      for (const block of message.content) {
-        if (block.type === "tool_call") pending.set(block.id, { id: block.id, name: block.name });
-      }
-    }
-  }
-  flush();
-  return out;
+  return repairToolUseResultPairing(messages, { erroredAssistantResultPolicy: "keep" }).messages;
 }
 
 function textOf(message: AssistantMessage): string {

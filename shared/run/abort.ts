@@ -4,7 +4,7 @@ import { lifecycleEvent, openRunEvents } from "../events/run-events";
 import { pumpLane } from "../lanes/pump";
 import { ApiError } from "../protocol/errors";
 import type { RunDeps } from "./deps";
-import { replyToRequester } from "./final-response";
+import { replyToRequester } from "../events/final-response";
 
 export interface AbortOutcome {
   runId: string;

@@ -8,11 +8,13 @@ import { chooseProfile, type ProfileHealth } from "../core/auth-cooldown";
 import { resolveToolResultMaxChars } from "../core/context-budget";
 import { hasFallback, nextModel, type Step } from "../core/decide-steps";
 import type { AttemptOutcome, Decision, LoopState } from "../core/run-loop";
+import { calibrationOf } from "../core/overflow";
 import { openRunEvents } from "../events/run-events";
 import { modelChain, resolveModel } from "../providers/registry";
 import type { RunDeps } from "./deps";
+import { idleTimeoutFor } from "./attempt-wiring";
 import { runHooks } from "./run-hooks";
-import { configForProfile, contextWindowFor, profilesFor, providerOf } from "./profiles";
+import { configForProfile, contextWindowFor, profileCounts, profilesFor, providerOf } from "./profiles";
 
 /**
  * What happens at the loop head before the model is called: choose the auth
@@ -43,10 +45,13 @@ export async function prepareAttempt(
   signal: AbortSignal,
 ): Promise<PreludeResult> {
   const ref = modelChain(deps.config, run.model)[loop.modelIndex] ?? run.model;
-  const chosen = await chooseRunProfile(deps, loop, ref);
+  const chosen = await chooseRunProfile(deps, run, withKnownProfiles(deps, run, loop), ref);
   if ("skip" in chosen) return chosen;
   const config = configForProfile(deps.config, ref, chosen.loop.profileId);
-  const prelude: Prelude = { loop: chosen.loop, ref, config, contextTokens: contextWindowFor(deps.config, ref), profileHealth: chosen.health };
+  // A window the provider reported in an overflow error wins over a larger configured one.
+  const reported = calibrationOf(chosen.loop).contextTokens ?? Infinity;
+  const contextTokens = Math.min(contextWindowFor(deps.config, ref), reported);
+  const prelude: Prelude = { loop: chosen.loop, ref, config, contextTokens, profileHealth: chosen.health };
   if (previous?.action === "compact" || previous?.action === "truncate") {
     const outcome = await shrinkContext(deps, run, prelude, previous, signal);
     if (outcome) return { prelude: { ...prelude, outcome } };
@@ -54,19 +59,34 @@ export async function prepareAttempt(
   return { prelude };
 }
 
+/**
+ * Profile counts as the attempt function sees them. It is the function that
+ * holds the provider keys: a function without them (run-start) cannot tell a
+ * configured profile from a missing one, so the loop state's counts are
+ * corrected here, where rotation decisions are made from.
+ */
+function withKnownProfiles(deps: RunDeps, run: RunRecord, loop: LoopState): LoopState {
+  const known = profileCounts(deps.config, run.model);
+  const same = known.length === loop.profileCounts.length && known.every((n, i) => n === loop.profileCounts[i]);
+  return same ? loop : { ...loop, profileCounts: known };
+}
+
 type ChosenProfile = { loop: LoopState; health?: ProfileHealth } | { skip: Step };
 
-async function chooseRunProfile(deps: RunDeps, loop: LoopState, ref: string): Promise<ChosenProfile> {
+async function chooseRunProfile(deps: RunDeps, run: RunRecord, loop: LoopState, ref: string): Promise<ChosenProfile> {
   const providerId = providerOf(ref);
   const profiles = profilesFor(deps.config, providerId);
   if (profiles.length === 0) return { loop: { ...loop, profileId: undefined } };
   // One key and nowhere else to go: nothing to choose, so no read.
   if (profiles.length === 1 && !hasFallback(loop)) return { loop: { ...loop, profileId: profiles[0].id } };
   const health = await readProfileHealth(deps.db, providerId);
+  // A key that failed authentication or billing on any model of this provider in this run.
+  const chain = modelChain(deps.config, run.model);
+  const failed = loop.failedProfiles.filter((f) => chain[f.modelIndex] && providerOf(chain[f.modelIndex]) === providerId).map((f) => f.profileId);
   const choice = chooseProfile(
     profiles.map((p) => p.id),
     health,
-    { pinned: loop.profileId, tried: loop.triedProfiles, model: ref, now: deps.db.now() },
+    { pinned: loop.profileId, tried: loop.triedProfiles, failed, model: ref, now: deps.db.now() },
   );
   if (!choice) return { loop };
   if (choice.coolingDown && hasFallback(loop)) {
@@ -89,7 +109,7 @@ async function shrinkContext(deps: RunDeps, run: RunRecord, prelude: Prelude, de
   try {
     if (decision.action === "truncate") {
       const cut = await truncateStoredToolResults(deps.db, claim, decision.maxChars ?? maxChars);
-      return cut.rewritten > 0 ? undefined : { kind: "compaction_failed", reason: "no stored tool result is large enough to truncate" };
+      return cut.rewritten > 0 ? undefined : { kind: "compaction_failed", reason: "no stored tool result is large enough to truncate", stage: "truncation" };
     }
     const events = await openRunEvents(deps, run.runId, run.sessionKey);
     const { provider, model } = resolveModel(prelude.config, prelude.ref);
@@ -107,10 +127,13 @@ async function shrinkContext(deps: RunDeps, run: RunRecord, prelude: Prelude, de
         signal,
         thenTruncateToChars: decision.thenTruncate ? maxChars : undefined,
         willRetry: true,
+        tokenScale: calibrationOf(prelude.loop).tokenScale,
+        force: true,
+        idleTimeoutMs: idleTimeoutFor(deps, prelude.config, prelude.ref, run),
       },
     );
     await events.flush();
-    return result.ok ? undefined : { kind: "compaction_failed", reason: result.reason };
+    return result.ok ? undefined : { kind: "compaction_failed", reason: result.reason, stage: "compaction" };
   } finally {
     await releaseWriter(deps.db, claim);
   }

@@ -4,6 +4,7 @@ import { putAttempt } from "../aws/attempts";
 import { appendTurn, claimWriter, readEntries, releaseWriter, type WriterClaim } from "../aws/transcript";
 import type { RunRecord } from "../aws/runs";
 import { THINKING_LEVELS, type ThinkingLevel } from "../core/run-loop";
+import { calibrationOf } from "../core/overflow";
 import { modelHistory } from "../core/session-view";
 import { createAttemptSink } from "../events/attempt-sink";
 import { RunEventEmitter } from "../events/emitter";
@@ -79,6 +80,7 @@ async function executeAttempt(
     });
     const report = await runAttemptSession({
       ...session,
+      calibration: calibrationOf(loop),
       // Queue mode steer: messages for this session join at each model call, under this claim.
       steering: createSteeringPort(deps.db, run.runId, run.sessionKey, {
         tail: () => ({ lastMessage: claim.lastMessage, lastRunId: claim.lastRunId, nextSeq: claim.nextSeq }),

@@ -107,7 +107,7 @@ export function workspaceSource(db: Db, config: AgentConfig): WorkspaceSource {
 }
 
 /** The idle window: configured, extended by the provider's timeoutSeconds, never past the run's remaining budget. */
-function idleTimeoutFor(deps: RunDeps, config: AgentConfig, ref: string, run: RunRecord): number | undefined {
+export function idleTimeoutFor(deps: RunDeps, config: AgentConfig, ref: string, run: RunRecord): number | undefined {
   const providerId = ref.slice(0, ref.indexOf("/")) as keyof AgentConfig["providers"];
   const unlimited = run.timeoutMs === 0 || run.startedAt === undefined;
   return resolveIdleTimeoutMs({

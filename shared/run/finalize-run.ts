@@ -8,7 +8,7 @@ import type { Decision } from "../core/run-loop";
 import { RunEventEmitter } from "../events/emitter";
 import { handOffLane } from "../lanes/handoff";
 import type { RunDeps } from "./deps";
-import { replyToRequester } from "./final-response";
+import { replyToRequester } from "../events/final-response";
 import type { FinalizeInput } from "./pointer";
 import { emitterDeps } from "./start-run";
 import { loopMeta } from "./run-trace";

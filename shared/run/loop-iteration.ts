@@ -50,9 +50,10 @@ export async function runLoopIteration(deps: RunDeps, input: IterationInput, run
     try {
       const prepared = await prepareAttempt(deps, run, head.loop, previous, watch.signal);
       if ("skip" in prepared) {
-        // Every profile of this model cools down: move on without calling it (same task, no extra transition).
+        // Every profile of this model cools down: move on without calling it (same task, no extra
+        // transition), and without using up an attempt number (attempts are numbered as they ran).
         await applyEffects(deps, run, prepared.skip);
-        loop = prepared.skip.loop;
+        loop = unnumbered(prepared.skip.loop);
         previous = undefined;
         continue;
       }
@@ -66,7 +67,11 @@ export async function runLoopIteration(deps: RunDeps, input: IterationInput, run
 }
 
 async function attemptAndDecide(deps: RunDeps, run: RunRecord, prelude: Prelude, signal: AbortSignal, runAttempt: AttemptRunner): Promise<Step> {
-  if (prelude.outcome) return decideNext(prelude.loop, prelude.outcome);
+  if (prelude.outcome) {
+    // The context step failed before any model call: no attempt ran, so none is numbered.
+    const step = decideNext(prelude.loop, prelude.outcome);
+    return { ...step, loop: unnumbered(step.loop) };
+  }
   const monitor = new GuardMonitor(prelude.loop.guard);
   const report = await runAttempt(run, prelude, AbortSignal.any([signal, monitor.signal]), (sink) => monitor.wrap(sink));
   const tripped = monitor.tripped;
@@ -74,6 +79,11 @@ async function attemptAndDecide(deps: RunDeps, run: RunRecord, prelude: Prelude,
   const step = decideNext({ ...prelude.loop, guard: monitor.guard }, outcome);
   await applyEffects(deps, run, step, { prelude, outcome });
   return step;
+}
+
+/** Gives back the attempt number the loop head took for an attempt that did not run. */
+function unnumbered(loop: LoopState): LoopState {
+  return { ...loop, attempt: Math.max(0, loop.attempt - 1) };
 }
 
 function pointer(runId: string, step: Step): StepPointer {

@@ -77,7 +77,7 @@ describe("compaction of a long transcript (dynalite + fake OpenAI server)", () =
     const seen = recorder();
     const result = await compactTranscript({ db: t.db, claim, run: { runId: "run-1", sessionKey: "k" }, hooks: seen.hooks, events: seen }, request());
     expect(result.ok).toBe(true);
-    if (!result.ok) return;
+    if (!result.ok || !result.compacted) return;
     const entries = await readEntries(t.db, "long");
     expect(entries).toHaveLength(before.length + 1); // nothing deleted, one compaction entry added
     expect(entries[entries.length - 1]).toMatchObject({ kind: "compaction", compaction: { firstKeptSeq: result.record.firstKeptSeq, trigger: "overflow", model: "openai/gpt-test" } });
@@ -109,7 +109,7 @@ describe("compaction of a long transcript (dynalite + fake OpenAI server)", () =
     const first = oai.requests.length;
     const result = await compactTranscript({ db: t.db, claim, run: { runId: "run-1", sessionKey: "k" } }, request({ contextTokens: 16_000 }));
     expect(result.ok).toBe(true);
-    if (!result.ok) return;
+    if (!result.ok || !result.compacted) return;
     expect(result.record).toMatchObject({ contextTokens: 16_000, summary: `rolling summary ${chunks - 1}` });
     expect(result.record.tokensAfter).toBeLessThan(8000);
     const calls = oai.requests.slice(first).map((r) => r.body as { messages: { content: string }[] });
@@ -146,6 +146,34 @@ describe("compaction of a long transcript (dynalite + fake OpenAI server)", () =
     const claim = await longTranscript("short", 1, 100);
     const result = await compactTranscript({ db: t.db, claim, run: { runId: "run-1", sessionKey: "k" } }, request());
     expect(result).toMatchObject({ ok: false, reason: expect.stringContaining("nothing to compact") });
+    await releaseWriter(t.db, claim);
+  });
+
+  it("forced: a short session the estimate keeps whole is summarised up to the current turn, which stays verbatim", async () => {
+    let claim = await longTranscript("forced", 2, 100);
+    claim = await appendTurn(t.db, claim, [{ role: "user", content: "What did we cover?" }]);
+    oai.enqueue(chat.text("SUMMARY: two questions, two answers."));
+    const result = await compactTranscript({ db: t.db, claim, run: { runId: "run-1", sessionKey: "k" } }, request({ force: true, tokenScale: 1.5 }));
+    expect(result).toMatchObject({ ok: true, compacted: true });
+    if (!result.ok || !result.compacted) return;
+    const history = modelHistory(await readEntries(t.db, "forced"));
+    expect(history.map((m) => m.role)).toEqual(["user", "user"]);
+    expect(isSummaryMessage(history[0])).toBe(true);
+    expect(history[1]).toEqual({ role: "user", content: "What did we cover?" });
+    expect(result.record.summarizedMessages).toBe(8);
+    await releaseWriter(t.db, result.claim);
+  });
+
+  it("forced with nothing before the current turn: no real conversation, the run goes on without a summary call", async () => {
+    let claim = await claimWriter(t.db, "lonely", "run-1", { leaseMs: 60_000, acquireTimeoutMs: 0 });
+    claim = await appendTurn(t.db, claim, [{ role: "user", content: "One huge question" }]);
+    const seen = recorder();
+    const result = await compactTranscript({ db: t.db, claim, run: { runId: "run-1", sessionKey: "k" }, events: seen }, request({ force: true }));
+    expect(result).toMatchObject({ ok: true, compacted: false, reason: expect.stringContaining("no real conversation") });
+    expect(seen.events.map((e) => e.data)).toEqual([
+      { phase: "start", reason: "overflow" },
+      { phase: "end", willRetry: true, completed: false },
+    ]);
     await releaseWriter(t.db, claim);
   });
 });

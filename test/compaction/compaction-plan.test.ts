@@ -107,6 +107,39 @@ describe("planCompaction", () => {
     expect(planCompaction({ view, contextTokens: 200_000, keepRecentTokens: 20_000, reserveTokens: 20_000 })).toEqual({ compact: false, reason: "nothing_to_compact" });
   });
 
+  it("sizes with the provider's count: a 20x tokenizer scale turns 'keeps all' into a real cut", () => {
+    const view = sessionView(conversation(4, 500)).messages;
+    expect(planCompaction({ view, contextTokens: 128_000, keepRecentTokens: 20_000, reserveTokens: 20_000 }).compact).toBe(false);
+    const scaled = planCompaction({ view, contextTokens: 128_000, keepRecentTokens: 20_000, reserveTokens: 20_000, tokenScale: 20 });
+    if (!scaled.compact) throw new Error("expected a compaction");
+    expect(scaled.forced).toBe(false);
+    expect(scaled.keptTokens).toBeLessThanOrEqual(20_000);
+    expect(scaled.toSummarize.length).toBeGreaterThan(0);
+    // Every summariser call fits the provider's window as the provider counts it.
+    for (const chunk of scaled.chunks) expect((chunk.length / 4) * 20).toBeLessThan(128_000);
+  });
+
+  it("forced: when the budget keeps everything, summarises everything before the current turn", () => {
+    const entries = [...conversation(2, 100), { seq: 8, message: user("the question being answered") }];
+    const view = sessionView(entries).messages;
+    const plan = planCompaction({ view, contextTokens: 200_000, keepRecentTokens: 20_000, reserveTokens: 20_000, force: true });
+    if (!plan.compact) throw new Error("expected a forced compaction");
+    expect(plan).toMatchObject({ forced: true, firstKeptSeq: 8 });
+    expect(plan.toSummarize).toHaveLength(8);
+  });
+
+  it("forced with only the current turn (a summary before it does not count): no real conversation", () => {
+    const entries: SeqEntry[] = [
+      ...conversation(1, 100),
+      { seq: 4, kind: "compaction", compaction: { summary: "EARLIER", firstKeptSeq: 5, tokensBefore: 1, tokensAfter: 1, trigger: "overflow", model: "openai/m", contextTokens: 1000, summarizedMessages: 4 } },
+      { seq: 5, message: user("only this") },
+      { seq: 6, message: assistant("calling", [{ id: "c9", name: "read" }]) },
+      { seq: 7, message: result("c9", "data") },
+    ];
+    const plan = planCompaction({ view: sessionView(entries).messages, contextTokens: 200_000, keepRecentTokens: 20_000, reserveTokens: 20_000, force: true });
+    expect(plan).toEqual({ compact: false, reason: "no_real_conversation" });
+  });
+
   it("folds the previous summary into the next compaction", () => {
     const entries: SeqEntry[] = [
       ...conversation(10, 1000),

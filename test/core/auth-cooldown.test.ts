@@ -74,6 +74,15 @@ describe("chooseProfile", () => {
     expect(chooseProfile(order, health, { tried: [], model: "m", now: T0 })?.profileId).toBe("c");
   });
 
+  it("never offers a key that failed authentication in this run while another is left, even one cooling down longer", () => {
+    // key a: 401 on the primary; key b: 503 on the primary (both cool down); the fallback model must get b.
+    const health = new Map([cooling("a", T0 + MIN), cooling("b", T0 + 2 * MIN)]);
+    expect(chooseProfile(["a", "b"], health, { tried: [], failed: ["a"], model: "fallback", now: T0 })).toEqual({ profileId: "b", coolingDown: true });
+    expect(chooseProfile(["a", "b"], new Map(), { tried: [], failed: ["a"], model: "fallback", now: T0 })).toEqual({ profileId: "b", coolingDown: false });
+    // Only failed keys left: the loop still gets one (it decides), never nothing.
+    expect(chooseProfile(["a"], new Map(), { tried: [], failed: ["a"], model: "fallback", now: T0 })).toEqual({ profileId: "a", coolingDown: false });
+  });
+
   it("when every candidate cools down, says so and offers the one that recovers first", () => {
     const health = new Map([cooling("a", T0 + 3 * MIN), cooling("b", T0 + MIN), cooling("c", T0 + 2 * MIN)]);
     expect(chooseProfile(order, health, { tried: [], model: "m", now: T0 })).toEqual({ profileId: "b", coolingDown: true });

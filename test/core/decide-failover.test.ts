@@ -1,8 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { decideNext } from "../../shared/core/decide";
 import { USER_ERRORS } from "../../shared/core/loop-texts";
-import { LIMITS } from "../../shared/core/run-loop";
+import { LIMITS, type AttemptOutcome } from "../../shared/core/run-loop";
 import { pickFallbackThinkingLevel } from "../../shared/core/thinking";
+import { classifySignal } from "../../shared/providers/classify";
+import { acceptedThinkingLevels } from "../../shared/providers/failure-details";
 import { failed, iterate, loopOf, repeatUntilSettled } from "./loop-helpers";
 
 const actions = (steps: { decision: { action: string; reason?: string } }[]) => steps.map((s) => `${s.decision.action}:${s.decision.reason ?? ""}`);
@@ -35,8 +37,10 @@ describe("rate limits (reference §G.67-68)", () => {
     "Rate limit reached for gpt-4o-mini in organization org-x on requests per day (RPD): Limit 200, Used 200, Requested 1.",
     "Your organization has reached its weekly limit.",
     "You have reached your monthly usage limit.",
-  ])("recognises a long window from the wording when the adapter could not: %s", (message) => {
-    expect(iterate(loopOf(), failed("rate_limit", { message, rateLimitWindow: "short" })).decision).toMatchObject({ action: "finalize" });
+  ])("the adapter reads a long window from the wording (no Retry-After): %s", (message) => {
+    const failure = classifySignal({ status: 429, type: "requests", message }, false);
+    expect(failure).toMatchObject({ kind: "rate_limit", rateLimitWindow: "long" });
+    expect(iterate(loopOf(), { kind: "failed", failure, completedModelProgress: false }).decision).toMatchObject({ action: "finalize" });
   });
 
   it("then rotates the auth profile once (cooling the limited one), then falls back to the next model", () => {
@@ -103,6 +107,17 @@ describe("auth, billing, model not found (reference §2.1)", () => {
     expect(actions(steps)).toEqual(["attempt:rotate_profile", "attempt:fallback_model", `finalize:${kind}`]);
     expect(steps[2].decision).toMatchObject({ error: "denied", errorKind: kind, livenessState: "blocked" });
     expect(steps[2].effects).toEqual([{ type: "profile_failure", profileId: "only", modelIndex: 1, reason: kind }]);
+  });
+
+  it("an auth or billing failure follows the key across models for the rest of the run; other failures do not", () => {
+    const first = iterate(loopOf(2, { profileCounts: [2, 2] }), failed("auth"), "key-a");
+    expect(first.loop.failedProfiles).toEqual([{ profileId: "key-a", modelIndex: 0, reason: "auth" }]);
+    const second = iterate(first.loop, failed("overloaded"), "key-b");
+    expect(second.decision).toEqual({ action: "attempt", reason: "fallback_model" });
+    // The fallback model starts with no tried profiles, but remembers the key that failed authentication.
+    expect(second.loop).toMatchObject({ modelIndex: 1, triedProfiles: [], failedProfiles: [{ profileId: "key-a", modelIndex: 0 }] });
+    expect(iterate(loopOf(), failed("billing"), "k").loop.failedProfiles).toEqual([{ profileId: "k", modelIndex: 0, reason: "billing" }]);
+    expect(iterate(loopOf(), failed("rate_limit"), "k").loop.failedProfiles).toEqual([]);
   });
 
   it("model_not_found never rotates profiles and never marks them", () => {
@@ -172,30 +187,38 @@ describe("silent errors and timeouts (reference §G.70-72, §H)", () => {
 
 describe("format errors: thinking downgrade, role ordering, image size (reference §G.63-66)", () => {
   const openaiEffort = "Unsupported value: 'reasoning_effort' does not support 'minimal' with this model. Supported values are: 'low', 'medium', and 'high'.";
+  /** The adapter classifies the provider's 400 once; the loop only reads the fields. */
+  const rejected = (message: string): AttemptOutcome => ({
+    kind: "failed",
+    failure: classifySignal({ status: 400, type: "invalid_request_error", message }, false),
+    completedModelProgress: false,
+  });
 
   it("downgrades the thinking level to a supported one and retries", () => {
-    const step = iterate(loopOf(1, {}, { thinking: "minimal" }), failed("format", { message: openaiEffort }));
+    const step = iterate(loopOf(1, {}, { thinking: "minimal" }), rejected(openaiEffort));
     expect(step.decision).toEqual({ action: "attempt", reason: "thinking_downgrade" });
     expect(step.loop).toMatchObject({ thinking: "low", attemptedThinking: ["minimal"] });
   });
 
   it("never retries a level already tried, and turns thinking off on a bare 'not supported'", () => {
     const anthropic = "thinking: Extended thinking is not supported for this model";
-    const step = iterate(loopOf(1, {}, { thinking: "high" }), failed("format", { message: anthropic }));
+    const step = iterate(loopOf(1, {}, { thinking: "high" }), rejected(anthropic));
     expect(step.loop.thinking).toBe("off");
-    expect(iterate(step.loop, failed("format", { message: anthropic })).decision).toMatchObject({ action: "finalize", reason: "format" });
+    expect(iterate(step.loop, rejected(anthropic)).decision).toMatchObject({ action: "finalize", reason: "format" });
   });
 
-  it("pickFallbackThinkingLevel follows the provider's list, constraints and bare refusals", () => {
-    expect(pickFallbackThinkingLevel(openaiEffort, ["low"])).toBe("medium");
-    expect(pickFallbackThinkingLevel("thinking.budget_tokens: Input should be greater than or equal to 1024", [])).toBe("minimal");
-    expect(pickFallbackThinkingLevel("Unsupported parameter: 'reasoning_effort' is not supported with this model.", [])).toBe("off");
-    expect(pickFallbackThinkingLevel("messages.1.content: tool_use ids must be unique", [])).toBeUndefined();
+  it("the adapter reads the accepted levels from the provider's list, constraints and bare refusals", () => {
+    expect(acceptedThinkingLevels(openaiEffort)).toEqual(["low", "medium", "high"]);
+    expect(pickFallbackThinkingLevel(acceptedThinkingLevels(openaiEffort)!, ["low"])).toBe("medium");
+    expect(acceptedThinkingLevels("thinking.budget_tokens: Input should be greater than or equal to 1024")).toEqual(["minimal", "off"]);
+    expect(acceptedThinkingLevels("Unsupported parameter: 'reasoning_effort' is not supported with this model.")).toEqual(["off"]);
+    expect(acceptedThinkingLevels("messages.1.content: tool_use ids must be unique")).toBeUndefined();
   });
 
   it("ends a role-ordering conflict with its message and no retry", () => {
     const message = 'messages: roles must alternate between "user" and "assistant", but found multiple "user" roles in a row';
-    expect(iterate(loopOf(2), failed("format", { message })).decision).toMatchObject({
+    expect(rejected(message)).toMatchObject({ failure: { kind: "format", cause: { reason: "role_ordering" } } });
+    expect(iterate(loopOf(2), rejected(message)).decision).toMatchObject({
       action: "finalize",
       errorKind: "role_ordering",
       error: USER_ERRORS.roleOrdering,
@@ -204,11 +227,16 @@ describe("format errors: thinking downgrade, role ordering, image size (referenc
 
   it("ends an image-size rejection with the provider's limit and no retry", () => {
     const message = "messages.0.content.1.image.source.base64: image exceeds 5 MB maximum: 7340032 bytes > 5242880 bytes";
-    expect(iterate(loopOf(2), failed("format", { message })).decision).toMatchObject({ action: "finalize", errorKind: "image_size", error: USER_ERRORS.imageSize("5") });
+    expect(iterate(loopOf(2), rejected(message)).decision).toMatchObject({ action: "finalize", errorKind: "image_size", error: USER_ERRORS.imageSize("5") });
+  });
+
+  it("the loop never reads provider text: a role-ordering message without the adapter's cause is a plain format error", () => {
+    const message = 'messages: roles must alternate between "user" and "assistant"';
+    expect(iterate(loopOf(2), failed("format", { message })).decision).toMatchObject({ action: "finalize", errorKind: "format" });
   });
 
   it("any other format error is terminal, even with a fallback model", () => {
-    expect(iterate(loopOf(3), failed("format", { message: "tool schema invalid" })).decision).toMatchObject({ action: "finalize", reason: "format", errorKind: "format" });
+    expect(iterate(loopOf(3), rejected("tool schema invalid")).decision).toMatchObject({ action: "finalize", reason: "format", errorKind: "format" });
   });
 });
 

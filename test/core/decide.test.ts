@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { beforeAttempt, decideNext } from "../../shared/core/decide";
 import { USER_ERRORS } from "../../shared/core/loop-texts";
 import { LIMITS, LoopStateSchema, maxRunLoopIterations, type AttemptOutcome } from "../../shared/core/run-loop";
+import { MAX_TOKEN_SCALE } from "../../shared/core/overflow";
 import { failed, iterate, loopOf } from "./loop-helpers";
 
 describe("outer-loop budget (reference §F)", () => {
@@ -155,7 +156,7 @@ describe("decideNext: terminal and continuation outcomes", () => {
 });
 
 describe("decideNext: context recovery (reference §G.55-59, §J)", () => {
-  it("overflow compacts up to 3 times, then ends blocked with context_overflow", () => {
+  it("overflow compacts up to 3 times, then truncates once, then ends blocked with OpenClaw's text and context_overflow", () => {
     let loop = loopOf();
     for (let i = 1; i <= LIMITS.overflowCompactions; i += 1) {
       const step = iterate(loop, failed("context_overflow", {}, { promptTokens: 210_000 }));
@@ -165,24 +166,58 @@ describe("decideNext: context recovery (reference §G.55-59, §J)", () => {
       expect(step.loop.continuation).toBe("compaction");
       loop = step.loop;
     }
-    expect(iterate(loop, failed("context_overflow")).decision).toMatchObject({
+    const truncate = iterate(loop, failed("context_overflow"));
+    expect(truncate.decision).toEqual({ action: "truncate" });
+    expect(iterate(truncate.loop, failed("context_overflow")).decision).toMatchObject({
       action: "finalize",
       reason: "context_overflow",
       errorKind: "context_overflow",
       livenessState: "blocked",
+      error: "Context overflow: prompt too large for the model. Try /reset (or /new) to start a fresh session, or use a larger-context model.",
+    });
+    // Nothing to truncate after the last compaction: the same give-up, one attempt earlier.
+    expect(iterate(loop, { kind: "compaction_failed", reason: "no tool result", stage: "truncation" }).decision).toEqual({ action: "truncate" });
+    expect(iterate(truncate.loop, { kind: "compaction_failed", reason: "no tool result", stage: "truncation" }).decision).toMatchObject({
+      action: "finalize",
+      errorKind: "context_overflow",
       error: USER_ERRORS.contextOverflow,
     });
   });
 
-  it("an overflow during compaction gives up as compaction_failure", () => {
-    const loop = loopOf(1, {}, { counters: { ...loopOf().counters, overflowCompactions: 3 } });
-    expect(iterate(loop, failed("context_overflow", { message: "compaction failed: prompt too long" })).decision).toMatchObject({
-      errorKind: "compaction_failure",
-    });
+  it("plans with the provider's numbers: its count, its window, and our estimate scaled for the rest of the run", () => {
+    // "This model's maximum context length is 128000 tokens. However, your messages resulted in 130532 tokens."
+    const overflow = failed("context_overflow", { overflow: { maxContextTokens: 128_000, promptTokens: 130_532 } }, { estimatedPromptTokens: 40_000, contextTokens: 200_000 });
+    const step = iterate(loopOf(2), overflow);
+    expect(step.decision).toEqual({ action: "compact", trigger: "overflow", thenTruncate: false, tokenCount: 130_532 });
+    expect(step.loop.calibration).toEqual({ "0": { tokenScale: 3.263, contextTokens: 128_000 } });
+    // A later overflow without numbers sizes with the scaled estimate, not the raw one.
+    const later = iterate(step.loop, failed("context_overflow", {}, { estimatedPromptTokens: 1000 }));
+    expect(later.decision).toMatchObject({ tokenCount: 3263 });
+    // Calibration only tightens, and belongs to the model it was learnt on.
+    const looser = iterate(step.loop, failed("context_overflow", { overflow: { maxContextTokens: 200_000, promptTokens: 2100 } }, { estimatedPromptTokens: 2000 }));
+    expect(looser.loop.calibration["0"]).toEqual({ tokenScale: 3.263, contextTokens: 128_000 });
+    // A ratio no tokenizer explains (the count is mostly what compaction cannot shrink) is capped.
+    const extreme = iterate(loopOf(), failed("context_overflow", { overflow: { promptTokens: 130_532 } }, { estimatedPromptTokens: 300 }));
+    expect(extreme.loop.calibration["0"]).toEqual({ tokenScale: MAX_TOKEN_SCALE });
+    expect(LoopStateSchema.parse(step.loop).calibration).toEqual(step.loop.calibration);
+  });
+
+  it("without a provider count: the estimate, else budget + 1 (reference §G.55)", () => {
+    expect(iterate(loopOf(), failed("context_overflow", {}, { estimatedPromptTokens: 5000 })).decision).toMatchObject({ tokenCount: 5000 });
+    expect(iterate(loopOf(), failed("context_overflow", {}, { contextTokens: 32_000 })).decision).toMatchObject({ tokenCount: 32_001 });
+    const windowOnly = failed("context_overflow", { overflow: { maxContextTokens: 8192 } }, { contextTokens: 32_000 });
+    expect(iterate(loopOf(), windowOnly).decision).toMatchObject({ tokenCount: 8193 });
+  });
+
+  it("gives up as compaction_failure when a summary could not be written in the run", () => {
+    const first = iterate(loopOf(), { kind: "compaction_failed", reason: "summary call failed (timeout)", stage: "compaction" });
+    expect(first.loop.counters.compactionFailures).toBe(1);
+    const exhausted = { ...first.loop, counters: { ...first.loop.counters, overflowCompactions: 3 } };
+    expect(iterate(exhausted, failed("context_overflow")).decision).toMatchObject({ errorKind: "compaction_failure", error: USER_ERRORS.contextOverflow });
   });
 
   it("never fails over to another model on overflow", () => {
-    const loop = loopOf(3, { profileCounts: [2, 1, 1] }, { counters: { ...loopOf().counters, overflowCompactions: 3 } });
+    const loop = loopOf(3, { profileCounts: [2, 1, 1] }, { counters: { ...loopOf().counters, overflowCompactions: 3 }, toolResultsTruncated: true });
     expect(iterate(loop, failed("context_overflow"), "a").decision.action).toBe("finalize");
   });
 
@@ -218,9 +253,9 @@ describe("decideNext: context recovery (reference §G.55-59, §J)", () => {
   });
 
   it("a failed compaction falls back to truncation once, then gives up as compaction_failure", () => {
-    const first = iterate(loopOf(), { kind: "compaction_failed", reason: "summary timed out" });
+    const first = iterate(loopOf(), { kind: "compaction_failed", reason: "summary timed out", stage: "compaction" });
     expect(first.decision).toEqual({ action: "truncate" });
-    const second = iterate(first.loop, { kind: "compaction_failed", reason: "nothing to truncate" });
+    const second = iterate(first.loop, { kind: "compaction_failed", reason: "nothing to truncate", stage: "truncation" });
     expect(second.decision).toMatchObject({ action: "finalize", errorKind: "compaction_failure", detail: "nothing to truncate", error: USER_ERRORS.compactionFailure });
   });
 

@@ -66,7 +66,7 @@ describe("dispatcher failures", () => {
     expect((await h.lane("s")).activeRunId).toBe(accepted.runId);
     expect((await h.run(accepted.runId))?.status).toBe("accepted");
     h.executions.failNext = 0;
-    const { sweep } = await import("../../shared/lanes/sweep");
+    const { sweep } = await import("../../shared/sweeper/sweep");
     await sweep(deps);
     expect(h.executions.created).toEqual([accepted.runId]);
   });

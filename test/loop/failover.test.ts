@@ -6,7 +6,7 @@
  * that runs next, and continue-as-new for long runs.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { readProfileHealth } from "../../shared/aws/auth-profiles";
+import { markProfileFailure, readProfileHealth } from "../../shared/aws/auth-profiles";
 import { getSession } from "../../shared/aws/sessions";
 import { readEntries } from "../../shared/aws/transcript";
 import { isCoolingDown } from "../../shared/core/auth-cooldown";
@@ -127,14 +127,54 @@ describe("fallback chain and breaker", () => {
     loop.oai.enqueue(httpErrorFixture("openai/error-404-model-not-found.json", CHAT_PATH));
     loop.anthropic.enqueue(
       anthropicMessages.error(400, "invalid_request_error", "prompt is too long: 17210 tokens > 16000 maximum"),
-      anthropicMessages.text("SUMMARY: rivers were explained."),
+      // Sized with the provider's count (17210 for our ~6.6k estimate), each summariser call takes less: four calls.
+      ...[1, 2, 3, 4].map((n) => anthropicMessages.text(`SUMMARY ${n}: rivers and mountains were explained.`)),
       anthropicMessages.text("Short answer."),
     );
     const run = await loop.run("Compare them.", { sessionKey });
     expect(decisionLabels(run.decisions)).toEqual(["attempt:fallback_model", "compact:overflow", "finalize:ok:completed"]);
     const session = await getSession(loop.stack.deps.db, sessionKey);
     const compaction = (await readEntries(loop.stack.deps.db, session!.sessionId)).find((e) => e.kind === "compaction");
-    expect(compaction).toMatchObject({ kind: "compaction", compaction: { model: "anthropic/claude-small", contextTokens: 16_000 } });
+    expect(compaction).toMatchObject({ kind: "compaction", compaction: { model: "anthropic/claude-small", contextTokens: 16_000, summary: "SUMMARY 4: rivers and mountains were explained." } });
+  });
+});
+
+describe("one provider, two keys, a fallback model of the same provider (issue 18)", () => {
+  let same: LoopStack;
+  beforeAll(async () => {
+    same = await startLoopStack(({ openai }) => ({
+      model: "openai/gpt-primary",
+      fallbackModels: ["openai/gpt-fallback"],
+      providers: { openai: { baseURL: openai.baseURL, profiles: [{ id: "key-a", apiKey: "sk-a" }, { id: "key-b", apiKey: "sk-b" }] } },
+    }));
+  }, 60_000);
+  afterAll(async () => same?.close());
+
+  it("a key that failed authentication is not tried on the fallback model; attempts are numbered as they ran", async () => {
+    same.oai.enqueue(
+      httpErrorFixture("openai/error-401-invalid-api-key.json", CHAT_PATH),
+      chat.error(503, openAIErrorBody("The server is overloaded or not ready yet.", "server_error")),
+      chat.text("from the fallback with key b"),
+    );
+    const run = await same.run("hi");
+    expect(run.status).toBe("ok");
+    const used = same.oai.requests.map((r) => `${String(r.headers.authorization).replace("Bearer ", "")}/${(r.body as { model: string }).model}`);
+    expect(used).toEqual(["sk-a/gpt-primary", "sk-b/gpt-primary", "sk-b/gpt-fallback"]);
+    expect(decisionLabels(run.decisions)).toEqual(["attempt:rotate_profile", "attempt:fallback_model", "finalize:ok:completed"]);
+    const trace = run.meta.trace as { attempts: { n: number; model: string }[] };
+    expect(trace.attempts.map((a) => a.n)).toEqual([1, 2, 3]);
+  });
+
+  it("a model whose every key cools down is skipped without using up an attempt number", async () => {
+    await same.clearProfileHealth();
+    // Both keys rate-limited on the primary model by other runs (a per-model cooldown).
+    for (const key of ["key-a", "key-b"]) await markProfileFailure(same.stack.deps.db, "openai", key, "rate_limit", "openai/gpt-primary");
+    same.oai.enqueue(chat.text("fallback answers"));
+    const run = await same.run("again");
+    expect(decisionLabels(run.decisions)).toEqual(["finalize:ok:completed"]);
+    const trace = run.meta.trace as { attempts: { n: number; model: string }[] };
+    expect(trace.attempts).toEqual([expect.objectContaining({ n: 1, model: "openai/gpt-fallback" })]);
+    expect(same.oai.requests.at(-1)?.headers.authorization).toBe("Bearer sk-a");
   });
 });
 

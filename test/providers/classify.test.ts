@@ -8,6 +8,7 @@ import {
   kindOf,
   parseRetryAfterMs,
 } from "../../shared/providers/classify";
+import { OVERFLOW_EXAMPLES, overflowFacts } from "../../shared/providers/failure-details";
 import { readFixture } from "../support/scripted-sse-server";
 
 function recorded(path: string): { status: number; headers: Headers; body: object } {
@@ -118,6 +119,32 @@ describe("classifySignal: rate limit windows", () => {
   });
 });
 
+describe("overflowFacts: the provider's window and the rejected prompt's size", () => {
+  it.each([
+    ["This model's maximum context length is 128000 tokens. However, your messages resulted in 130532 tokens. Please reduce the length of the messages.", 128_000, 130_532],
+    ["prompt is too long: 215000 tokens > 200000 maximum", 200_000, 215_000],
+    ["input length and `max_tokens` exceed context limit: 197202 + 21333 > 200000, decrease input length or `max_tokens` and try again", 200_000, 197_202],
+    ["This model's maximum context length is 16384 tokens. However, you requested 122946 tokens (112946 in the messages, 10000 in the completion). Please reduce the length of the messages or completion.", 16_384, 112_946],
+    ["This model's maximum context length is 128000 tokens. However, you requested 65535 output tokens and your prompt contains at least 62466 input tokens, for a total of at least 128001 tokens.", 128_000, 62_466],
+    ["This model's maximum context length is 4097 tokens, however you requested 4116 tokens (3860 in your prompt; 256 for the completion). Please reduce your prompt; or completion length.", 4097, 3860],
+    ["request (4476 tokens) exceeds the available context size (4096 tokens), try increasing it", 4096, 4476],
+    ["Input prompt (2664 tokens) is too long and exceeds limit of 2048", 2048, 2664],
+  ])("%s", (message, maxContextTokens, promptTokens) => {
+    expect(overflowFacts(message)).toEqual({ maxContextTokens, promptTokens });
+    expect(kindOf({ status: 400, message })).toBe("context_overflow");
+  });
+
+  it("every documented example reads as an overflow", () => {
+    for (const example of OVERFLOW_EXAMPLES) expect(kindOf({ status: 400, message: example })).toBe("context_overflow");
+  });
+
+  it("Ollama states no numbers: an overflow without facts", () => {
+    const failure = classifySignal({ status: 400, message: "the input length exceeds the context length" }, false);
+    expect(failure.kind).toBe("context_overflow");
+    expect(failure.overflow).toBeUndefined();
+  });
+});
+
 describe("classifyProviderError: real SDK errors", () => {
   it.each([
     ["openai/error-429-rate-limit.json", "rate_limit"],
@@ -139,6 +166,21 @@ describe("classifyProviderError: real SDK errors", () => {
     ["anthropic/error-401-authentication.json", "auth"],
   ] as const)("Anthropic %s -> %s", (path, kind) => {
     expect(classifyProviderError(anthropicError(path), false).kind).toBe(kind);
+  });
+
+  it.each([
+    ["openai/error-400-context-length.json", { maxContextTokens: 128_000, promptTokens: 130_321 }],
+    ["openai/error-400-vllm-context-length.json", { maxContextTokens: 32_768, promptTokens: 29_696 }],
+    ["openai/error-400-llamacpp-context-size.json", { maxContextTokens: 4096, promptTokens: 4476 }],
+  ] as const)("reads the overflow's numbers from %s", (path, overflow) => {
+    expect(classifyProviderError(openAIError(path), false)).toMatchObject({ kind: "context_overflow", overflow });
+  });
+
+  it("reads Anthropic's overflow numbers", () => {
+    expect(classifyProviderError(anthropicError("anthropic/error-400-prompt-too-long.json"), false)).toMatchObject({
+      kind: "context_overflow",
+      overflow: { maxContextTokens: 200_000, promptTokens: 208_310 },
+    });
   });
 
   it("uses the provider's own message, not the SDK's JSON dump", () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { repairToolUseResultPairing } from "../../shared/core/tool-pairing";
 import type { AssistantBlock, AssistantMessage, Message } from "../../shared/core/messages";
 import {
   ANTHROPIC_TOOL_ID,
@@ -112,6 +113,22 @@ describe("repairToolPairing", () => {
 
     // Assess
     expect(repaired.filter((m) => m.role === "tool_result")).toEqual([result("c1", "first")]);
+  });
+});
+
+describe("one pairing repair for history and providers", () => {
+  it("the provider conversion and the history chain repair a history the same way (a late result moves up to its call)", () => {
+    const history: Message[] = [
+      { role: "user", content: "go" },
+      assistant("openai", [{ type: "tool_call", id: "c1", name: "read_file", args: {} }]),
+      { role: "user", content: "still there?" },
+      result("c1", "late"),
+      result("ghost", "orphan"),
+    ];
+    const fromHistory = repairToolUseResultPairing(history, { erroredAssistantResultPolicy: "keep" }).messages;
+    expect(repairToolPairing(history)).toEqual(fromHistory);
+    expect(fromHistory.map((m) => m.role)).toEqual(["user", "assistant", "tool_result", "user"]);
+    expect(fromHistory[2]).toEqual(result("c1", "late"));
   });
 });
 

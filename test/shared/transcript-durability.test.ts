@@ -97,6 +97,19 @@ describe("entries and invariants", () => {
     await releaseWriter(t.db, claim);
   });
 
+  it("a stale task of the same run cannot release its successor's claim (the epoch is checked)", async () => {
+    const stale = await claimWriter(t.db, "epochs", "run-a", claimOptions);
+    const successor = await claimWriter(t.db, "epochs", "run-a", { ...claimOptions, allowReentrant: true });
+    expect(successor.epoch).toBeGreaterThan(stale.epoch);
+    expect(await releaseWriter(t.db, stale)).toBe(false);
+    // The successor still holds it: another run cannot take it.
+    await expect(claimWriter(t.db, "epochs", "run-b", { ...claimOptions, acquireTimeoutMs: 0 })).rejects.toThrow();
+    expect(await releaseWriter(t.db, successor)).toBe(true);
+    // Finalize releases whatever claim the run holds (no epoch).
+    const again = await claimWriter(t.db, "epochs", "run-a", claimOptions);
+    expect(await releaseWriter(t.db, { sessionId: again.sessionId, runId: "run-a" })).toBe(true);
+  });
+
   it("refuses a turn that breaks the invariants, for both providers' rules, and writes nothing", async () => {
     const claim = await claimWriter(t.db, "inv", "run-a", claimOptions);
     const afterUser = await appendTurn(t.db, claim, [{ role: "user", content: "hi" }]);

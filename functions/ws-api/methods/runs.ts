@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { readEvents } from "../../../shared/aws/event-log";
 import { getLane } from "../../../shared/aws/lanes";
-import { getRun } from "../../../shared/aws/runs";
+import { subscribe } from "../../../shared/aws/connections";
+import { getRun, TERMINAL_STATUSES } from "../../../shared/aws/runs";
 import { deliverFrame } from "../../../shared/events/delivery";
 import { framesForEvent } from "../../../shared/events/frames";
 import { validate } from "../../../shared/http/rest";
@@ -14,19 +15,31 @@ import type { Method } from "./types";
 export const REPLAY_PAGE = 500;
 
 const ReplayParamsSchema = z
-  .object({ runId: z.string().min(1), afterSeq: z.number().int().min(0).default(0), limit: z.number().int().min(1).max(REPLAY_PAGE).optional() })
-  .strict();
+  .object({
+    runId: z.string().min(1),
+    afterSeq: z.number().int().min(0).optional(),
+    /** The REST event log's name for the same cursor. */
+    after: z.number().int().min(0).optional(),
+    limit: z.number().int().min(1).max(REPLAY_PAGE).optional(),
+  })
+  .strict()
+  .transform(({ after, afterSeq, ...rest }) => ({ ...rest, afterSeq: afterSeq ?? after ?? 0 }));
 
 /**
- * Re-sends the run's logged events after `afterSeq` to this connection as the
- * very frames a live subscriber got (agent + chat, chunked when large), in
- * order, then answers with where the replay stopped. The client merges them
- * with live frames by `seq` (docs/protocol.md, "Resuming a stream").
+ * Subscribes this connection to the run's live events (until the run ends;
+ * a run already over needs none), then re-sends the run's logged events after
+ * `afterSeq` as the very frames a live subscriber got (agent + chat, chunked
+ * when large), in order, and answers with where the replay stopped. The
+ * subscription is in place before the log is read, so every event is either
+ * in the replayed page or fanned out live: no gap, and no second replay
+ * needed (docs/protocol.md, "Resuming a stream").
  */
 export const eventsReplayMethod: Method = async (deps, { connectionId, params }) => {
   const { runId, afterSeq, limit = REPLAY_PAGE } = validate(ReplayParamsSchema, params);
   const run = await getRun(deps.db, runId);
   if (!run) throw new ApiError("NOT_FOUND", `run ${runId} not found`);
+  const live = !TERMINAL_STATUSES.has(run.status);
+  if (live) await subscribe(deps.db, connectionId, run.sessionKey, { runId });
   const events = await readEvents(deps.db, runId, afterSeq, limit + 1);
   const page = events.slice(0, limit);
   for (const event of page) {
@@ -35,7 +48,7 @@ export const eventsReplayMethod: Method = async (deps, { connectionId, params })
     }
   }
   const lastSeq = page.length > 0 ? page[page.length - 1]!.seq : afterSeq;
-  return { runId, afterSeq, lastSeq, count: page.length, hasMore: events.length > limit, runStatus: run.status };
+  return { runId, afterSeq, lastSeq, count: page.length, hasMore: events.length > limit, runStatus: run.status, subscribed: live };
 };
 
 const AbortParamsSchema = z.object({ runId: z.string().min(1), reason: z.string().max(500).optional() }).strict();

@@ -1,8 +1,8 @@
 import { getRun, requestAbort, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
 import type { ExecutionState, ExecutionStatus } from "../aws/executions";
 import { finalizeRun } from "../run/finalize-run";
-import type { RunDeps } from "../run/deps";
-import { handOffLane } from "./handoff";
+import type { RunDeps } from "../ports/run-deps";
+import { handOffLane } from "../lanes/handoff";
 
 /**
  * Runs whose Step Functions execution ended without finalizing them: stopped

@@ -1,0 +1,136 @@
+import { getLane } from "../aws/lanes";
+import { isStartable } from "../aws/lane-runs";
+import { listRegisteredLanes, unregisterLane, type RegisteredLane } from "../aws/lane-registry";
+import { slotHolders } from "../aws/global-lane";
+import { lastEventAt, releaseExpiredWriter } from "../aws/lease-sweep";
+import { getRun, requestAbort, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
+import { getSession } from "../aws/sessions";
+import { stalledAbortMs } from "../config/lanes-config";
+import { isBusy } from "../core/lanes";
+import { classifyRunning, shouldReport } from "../core/stuck";
+import type { RunDeps } from "../ports/run-deps";
+import { currentExecution, endDeadRun, isClosed } from "./dead-runs";
+import { freeSlotsOfEndedRuns, pumpGlobalLane } from "../lanes/global";
+import { pumpLane } from "../lanes/pump";
+import { ABORT_DRAIN_MS, SWEEP_INTERVAL_MS } from "../lanes/sweep";
+
+export { ABORT_DRAIN_MS, SWEEP_INTERVAL_MS } from "../lanes/sweep";
+
+export interface Diagnostic {
+  kind: "session.long_running" | "session.stalled" | "session.stuck";
+  sessionKey: string;
+  runId?: string;
+  detail: string;
+}
+
+export interface SweepReport {
+  lanes: number;
+  unregistered: number;
+  pumped: string[];
+  finalized: string[];
+  aborted: string[];
+  freedSlots: string[];
+  releasedLeases: string[];
+  diagnostics: Diagnostic[];
+}
+
+/**
+ * One sweep: every lane that may be busy (the registry), then the global
+ * lane. Repairs what the normal path (intake -> dispatcher -> run-finalize)
+ * could not: a lane whose run ended without handing it on, a run whose
+ * execution died or never started, a collect batch due later than a Lambda
+ * would wait, a slot held by an ended run, an expired writer lease. Reports
+ * stuck-session diagnostics and aborts runs stalled past the threshold.
+ * Every action is one of the idempotent lane steps, so a sweep racing the
+ * normal path changes nothing it should not.
+ */
+export async function sweep(deps: RunDeps, intervalMs = SWEEP_INTERVAL_MS): Promise<SweepReport> {
+  const report: SweepReport = { lanes: 0, unregistered: 0, pumped: [], finalized: [], aborted: [], freedSlots: [], releasedLeases: [], diagnostics: [] };
+  for (const registered of await listRegisteredLanes(deps.db)) {
+    report.lanes += 1;
+    try {
+      await sweepLane(deps, registered, report, intervalMs);
+    } catch (error) {
+      // One broken lane must not stop the sweep of the others.
+      deps.log.error("sweep of a lane failed", { sessionKey: registered.sessionKey, error: String(error) });
+    }
+  }
+  report.freedSlots = await freeSlotsOfEndedRuns(deps, await slotHolders(deps.db));
+  await pumpGlobalLane(deps);
+  for (const diagnostic of report.diagnostics) deps.log.warn(diagnostic.kind, { ...diagnostic });
+  return report;
+}
+
+async function sweepLane(deps: RunDeps, registered: RegisteredLane, report: SweepReport, intervalMs: number): Promise<void> {
+  const { sessionKey } = registered;
+  await releaseLease(deps, sessionKey, report);
+  const lane = await getLane(deps.db, sessionKey);
+  if (!isBusy(lane) && lane.dropped.length === 0) {
+    if (await unregisterLane(deps.db, registered)) report.unregistered += 1;
+    return;
+  }
+  if (lane.activeRunId === undefined) {
+    // Waiting work and nobody pumping (a lost dispatch, a collect batch due later than a Lambda waits).
+    await pumpLane(deps, sessionKey, 0);
+    report.pumped.push(sessionKey);
+    return;
+  }
+  const run = await getRun(deps.db, lane.activeRunId);
+  if (!run || TERMINAL_STATUSES.has(run.status) || (!isStartable(run) && run.status !== "running")) {
+    report.diagnostics.push({ kind: "session.stuck", sessionKey, runId: lane.activeRunId, detail: "the lane's run ended but the lane was not handed on" });
+    await pumpLane(deps, sessionKey, 0);
+    report.pumped.push(sessionKey);
+    return;
+  }
+  const execution = await currentExecution(deps, run);
+  if (execution !== "unknown" && execution && isClosed(execution.status)) {
+    report.diagnostics.push({ kind: "session.stuck", sessionKey, runId: run.runId, detail: `the run's execution ended (${execution.status}) without finalizing it` });
+    await endDeadRun(deps, run, execution);
+    report.finalized.push(run.runId);
+    return;
+  }
+  if (isStartable(run)) {
+    // Not started yet: make sure it is (or waits for a global slot).
+    await pumpLane(deps, sessionKey, 0);
+    return;
+  }
+  await diagnoseRunning(deps, run, sessionKey, report, intervalMs);
+}
+
+async function diagnoseRunning(deps: RunDeps, run: RunRecord, sessionKey: string, report: SweepReport, intervalMs: number): Promise<void> {
+  const now = deps.db.now();
+  const startedAt = run.startedAt ?? run.acceptedAt;
+  const lastProgressAt = Math.max(startedAt, (await lastEventAt(deps.db, run.runId)) ?? 0);
+  const warnMs = deps.config.diagnostics.stuckSessionWarnMs;
+  const abortMs = stalledAbortMs(deps.config.diagnostics);
+  const verdict = classifyRunning({ now, startedAt, lastProgressAt, warnMs, abortMs, abortRequested: run.abortRequestedAt !== undefined });
+  if (verdict.kind === "ok") return;
+  if (verdict.kind === "session.long_running") {
+    if (shouldReport(verdict.ageMs, warnMs, intervalMs)) {
+      report.diagnostics.push({ kind: verdict.kind, sessionKey, runId: run.runId, detail: `running for ${Math.round(verdict.ageMs / 1000)} s, still making progress` });
+    }
+    return;
+  }
+  const idle = `no progress for ${Math.round(verdict.idleMs / 1000)} s`;
+  if (verdict.abort) {
+    await requestAbort(deps.db, run.runId, `stalled: ${idle}`);
+    report.aborted.push(run.runId);
+    report.diagnostics.push({ kind: "session.stalled", sessionKey, runId: run.runId, detail: `${idle}; abort requested` });
+    return;
+  }
+  if (run.abortRequestedAt !== undefined && now - run.abortRequestedAt >= ABORT_DRAIN_MS && verdict.idleMs >= abortMs) {
+    // Asked to stop and still silent: nothing of it is alive to stop itself. End it so the lane moves on.
+    await endDeadRun(deps, run, { status: "ABORTED", error: "SessionStalled", cause: idle });
+    report.finalized.push(run.runId);
+    report.diagnostics.push({ kind: "session.stalled", sessionKey, runId: run.runId, detail: `${idle}; ended after an abort it did not honour` });
+    return;
+  }
+  if (shouldReport(verdict.idleMs, warnMs, intervalMs)) report.diagnostics.push({ kind: "session.stalled", sessionKey, runId: run.runId, detail: idle });
+}
+
+async function releaseLease(deps: RunDeps, sessionKey: string, report: SweepReport): Promise<void> {
+  const session = await getSession(deps.db, sessionKey);
+  if (!session) return;
+  const holder = await releaseExpiredWriter(deps.db, session.sessionId);
+  if (holder) report.releasedLeases.push(holder);
+}
