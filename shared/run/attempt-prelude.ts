@@ -33,6 +33,8 @@ export interface Prelude {
   profileHealth?: ProfileHealth;
   /** The context step could not shrink the transcript: decide on this instead of calling the model. */
   outcome?: AttemptOutcome;
+  /** Compactions written right before this attempt (its AttemptResult.compactionCount). */
+  compactions: number;
 }
 
 export type PreludeResult = { prelude: Prelude } | { skip: Step };
@@ -51,10 +53,11 @@ export async function prepareAttempt(
   // A window the provider reported in an overflow error wins over a larger configured one.
   const reported = calibrationOf(chosen.loop).contextTokens ?? Infinity;
   const contextTokens = Math.min(contextWindowFor(deps.config, ref), reported);
-  const prelude: Prelude = { loop: chosen.loop, ref, config, contextTokens, profileHealth: chosen.health };
+  const prelude: Prelude = { loop: chosen.loop, ref, config, contextTokens, profileHealth: chosen.health, compactions: 0 };
   if (previous?.action === "compact" || previous?.action === "truncate") {
-    const outcome = await shrinkContext(deps, run, prelude, previous, signal);
-    if (outcome) return { prelude: { ...prelude, outcome } };
+    const shrunk = await shrinkContext(deps, run, prelude, previous, signal);
+    if (typeof shrunk === "number") return { prelude: { ...prelude, compactions: shrunk } };
+    return { prelude: { ...prelude, outcome: shrunk } };
   }
   return { prelude };
 }
@@ -98,7 +101,8 @@ async function chooseRunProfile(deps: RunDeps, run: RunRecord, loop: LoopState, 
 
 type ShrinkDecision = Extract<Decision, { action: "compact" | "truncate" }>;
 
-async function shrinkContext(deps: RunDeps, run: RunRecord, prelude: Prelude, decision: ShrinkDecision, signal: AbortSignal): Promise<AttemptOutcome | undefined> {
+/** The compactions written (0 or 1), or the outcome to decide on when the context could not be shrunk. */
+async function shrinkContext(deps: RunDeps, run: RunRecord, prelude: Prelude, decision: ShrinkDecision, signal: AbortSignal): Promise<AttemptOutcome | number> {
   const timeoutMs = deps.config.compaction.timeoutSeconds * 1000;
   const claim = await claimWriter(deps.db, run.sessionId, run.runId, {
     leaseMs: timeoutMs + 60_000,
@@ -109,7 +113,7 @@ async function shrinkContext(deps: RunDeps, run: RunRecord, prelude: Prelude, de
   try {
     if (decision.action === "truncate") {
       const cut = await truncateStoredToolResults(deps.db, claim, decision.maxChars ?? maxChars);
-      return cut.rewritten > 0 ? undefined : { kind: "compaction_failed", reason: "no stored tool result is large enough to truncate", stage: "truncation" };
+      return cut.rewritten > 0 ? 0 : { kind: "compaction_failed", reason: "no stored tool result is large enough to truncate", stage: "truncation" };
     }
     const events = await openRunEvents(deps, run.runId, run.sessionKey);
     const { provider, model } = resolveModel(prelude.config, prelude.ref);
@@ -133,7 +137,8 @@ async function shrinkContext(deps: RunDeps, run: RunRecord, prelude: Prelude, de
       },
     );
     await events.flush();
-    return result.ok ? undefined : { kind: "compaction_failed", reason: result.reason, stage: "compaction" };
+    if (!result.ok) return { kind: "compaction_failed", reason: result.reason, stage: "compaction" };
+    return result.compacted ? 1 : 0;
   } finally {
     await releaseWriter(deps.db, claim);
   }

@@ -97,6 +97,8 @@ async function executeAttempt(
       model: ref,
       offline: provider.offline,
       ...report,
+      // The outer loop compacts in the prelude, right before this attempt.
+      compactionCount: report.compactionCount + prelude.compactions,
       startedAt,
       endedAt: deps.db.now(),
     });

@@ -6,6 +6,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { appendTurn, claimWriter, readEntries, releaseWriter } from "../../shared/aws/transcript";
+import { listAttempts } from "../../shared/aws/attempts";
 import { getSession, resolveSession } from "../../shared/aws/sessions";
 import type { Message } from "../../shared/core/messages";
 import { USER_ERRORS } from "../../shared/core/loop-texts";
@@ -233,6 +234,8 @@ describe("context overflow, compaction and the post-compaction guard", () => {
     // The user message being answered stays verbatim.
     expect(userTurns[userTurns.length - 1]).toBe("What did we cover?");
     expect(run.meta).toMatchObject({ counters: { overflowCompactions: 1 } });
+    // The attempt after the compaction reports it (AttemptResult.compactionCount).
+    expect((await listAttempts(loop.stack.deps.db, run.runId)).map((a) => a.compactionCount)).toEqual([0, 1]);
   });
 
   it("gives up with OpenClaw's overflow text after 3 compactions and a truncation; no real conversation is a no-op, not a failure", async () => {
