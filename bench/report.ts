@@ -72,7 +72,7 @@ function header(results: BenchResults, rawPath: string): string {
     `- **Raw numbers**: [\`${rawPath}\`](${rawPath}) (every sample behind every summary)`,
     ...(meta.note ? ["", `> **Note:** ${meta.note}`] : []),
     "",
-    "Everything runs in one process on the local stack (`infra/local/stack.ts`: dynalite, fauxqs, local Step Functions running the synthesized ASL, the local API Gateway) with the same handlers Lambda runs. The model is a zero-latency local server speaking OpenAI Chat Completions (`bench/model-server.ts`, frames built by `test/support/fake-openai-server.ts`). The harness has no randomness: run tags, session keys and messages come from counters. Warm-up runs are excluded everywhere. Percentiles are nearest-rank.",
+    "Everything runs on the template-deployed local stack (`infra/local/stack.ts`: the synthesized cloud assembly deployed onto dynalite, fauxqs, local Step Functions and the local API Gateway; every function runs its bundled asset in worker-thread sandboxes, every SDK call through the IAM-enforcing edge). The model is a zero-latency local server speaking OpenAI Chat Completions (`bench/model-server.ts`, frames built by `test/support/fake-openai-server.ts`). The harness has no randomness: run tags, session keys and messages come from counters. Warm-up runs are excluded everywhere. Percentiles are nearest-rank.",
   ].join("\n");
 }
 
@@ -156,7 +156,7 @@ function costSection(cost: CostResult): string {
   return [
     "## 3. AWS cost per run (without model tokens)",
     "",
-    "Counted on a metered local stack, never estimated by hand: SDK middleware (`shared/aws/metering.ts`, switched on through `RuntimeConfig.meter`) counts every AWS call and sums the `ConsumedCapacity` DynamoDB returns for `ReturnConsumedCapacity: \"TOTAL\"` (dynalite computes it with DynamoDB's size rules); Step Functions transitions are the states the local engine entered (retries included); Lambda invocations and billed durations are timed around every handler call (each rounded up to 1 ms) and priced at the memory in `infra/functions.ts` on arm64. Each shape: a window of K runs, divided by K.",
+    "Counted on a metered local stack, never estimated by hand: the local AWS edge sees every call the functions make (`SdkMeter.recordWire` in `shared/aws/metering.ts`, with `ReturnConsumedCapacity` added on the wire) and counts it and sums the `ConsumedCapacity` DynamoDB returns for `ReturnConsumedCapacity: \"TOTAL\"` (dynalite computes it with DynamoDB's size rules); Step Functions transitions are the states the local engine entered (retries included); Lambda invocations and billed durations are timed around every handler call (each rounded up to 1 ms) and priced at the memory in `infra/functions.ts` on arm64. Each shape: a window of K runs, divided by K.",
     "",
     "### What one run did",
     "",
@@ -222,7 +222,7 @@ function coldStartSection(bundles: BundleResult[], memory: Record<string, number
   return [
     "## 4. Cold start",
     "",
-    `Each function bundled as CDK bundles it (\`BUNDLING\` of \`infra/lambdas.ts\` mapped to CDK's esbuild flags: ESM, minified, source map, AWS SDK bundled), then imported in a fresh \`node\` process ${measured?.importMs.n ?? 0} times (after one uncounted import that warms the file cache). Import time is measured inside the process around \`await import(bundle)\`; the deployed functions run with \`NODE_OPTIONS=--enable-source-maps\`, hence the second column. Node ${process.version} on ${process.arch} here; Lambda runs Node 22 on arm64, and adds its own runtime start before the import.`,
+    `Each function bundled exactly as the stack ships it (\`infra/bundle.ts\`: ESM, minified, source map, AWS SDK bundled), then imported in a fresh \`node\` process ${measured?.importMs.n ?? 0} times (after one uncounted import that warms the file cache). Import time is measured inside the process around \`await import(bundle)\`; the deployed functions run with \`NODE_OPTIONS=--enable-source-maps\`, hence the second column. Node ${process.version} on ${process.arch} here; Lambda runs Node 22 on arm64, and adds its own runtime start before the import.`,
     "",
     table(["function", "memory", "bundle", "source map", "import median / p95", "with --enable-source-maps median / p95"], rows),
   ].join("\n");
