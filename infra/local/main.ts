@@ -32,6 +32,7 @@ async function main(): Promise<void> {
     edgePort: Number(env.AWS_EDGE_PORT ?? Number(env.PORT ?? 3000) + 1),
     host: env.HOST ?? "127.0.0.1",
     dataDir,
+    synthInWorker: true,
     ...(values.assembly ? { assemblyDir: resolve(values.assembly) } : {}),
     authToken: env.AUTH_TOKEN ?? devToken(dataDir),
     log,

@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
+import { Worker } from "node:worker_threads";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { App } from "aws-cdk-lib";
@@ -57,7 +58,9 @@ export interface LocalStackOptions {
   /** Bearer token clients present (stored as the local tenant's admin key); generated when absent. */
   authToken?: string;
   log?: Log;
-  /** Where function log lines go (default: dropped unless LOG_LEVEL says otherwise in main.ts). */
+  /** Synthesize in a worker thread while the emulators start (npm start: less memory kept afterwards). */
+  synthInWorker?: boolean;
+  /** Where function log lines go (default: dropped; FUNCTION_LOGS=1 prints them). */
   functionLogs?: (functionName: string, line: string) => void;
   /** Benchmarks: observe what the stack does (never needed to run it). */
   observe?: LocalStackObserver;
@@ -106,10 +109,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const closers: (() => Promise<void>)[] = [];
   const log = options.log ?? silentLog;
   try {
-    const synthesized = options.assemblyDir ? undefined : synthesizeAssembly(options);
+    const synthesizing = options.assemblyDir ? undefined : options.synthInWorker ? synthesizeInWorker(options) : Promise.resolve(synthesizeAssembly(options));
+    const emulators = await startEmulators(options, closers);
+    const synthesized = await synthesizing;
     if (synthesized) closers.unshift(async () => rmSync(synthesized.dir, { recursive: true, force: true }));
     const assembly = loadAssembly(options.assemblyDir ?? synthesized!.dir);
-    const emulators = await startEmulators(options, closers);
     const deployed = await deployResources(assembly, {
       region: LOCAL_REGION,
       accountId: LOCAL_ACCOUNT,
@@ -186,6 +190,20 @@ export function synthesizeAssembly(options: Pick<LocalStackOptions, "config" | "
   const stack = new AgentRunnerStack(app, STACK_ID, { processEnv: env, configObject: options.config as Record<string, unknown> | undefined });
   app.synth();
   return { dir, secretValues: stack.runner.agentConfig.secretValues, config: stack.runner.agentConfig.config };
+}
+
+function synthesizeInWorker(options: Pick<LocalStackOptions, "config" | "configFile" | "env">): Promise<Synthesized> {
+  const worker = new Worker(new URL("./synth-worker.mjs", import.meta.url), {
+    workerData: { config: options.config, configFile: options.configFile, env: { ...(options.env ?? process.env) } },
+  });
+  return new Promise<Synthesized>((resolve, reject) => {
+    worker.once("message", (synthesized: Synthesized) => {
+      resolve(synthesized);
+      void worker.terminate();
+    });
+    worker.once("error", reject);
+    worker.once("exit", (code) => code !== 0 && reject(new Error(`synthesis worker exited with ${code}`)));
+  });
 }
 
 function cdkJsonContext(): Record<string, unknown> {

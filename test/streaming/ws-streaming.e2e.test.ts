@@ -86,6 +86,8 @@ describe("several subscribers", () => {
       const runId = ack.payload.runId as string;
       const isEnd = (f: Frame) => f.event === "agent" && f.payload?.runId === runId && f.payload?.data?.phase === "end";
       await Promise.all(clients.map((c) => c.waitFor(isEnd)));
+      // The chat surface's final frame follows the lifecycle end frame of the same event: wait for it too.
+      await Promise.all(clients.map((c) => c.waitFor((f) => f.event === "chat" && f.payload?.runId === runId && f.payload?.state === "final")));
       const streams = clients.map((c) => c.agentEvents(runId).map((f) => f.payload));
       const log = await logged(runId);
       for (const stream of streams) expect(stream.map((e) => withoutAgentId(e))).toEqual(log);
