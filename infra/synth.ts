@@ -20,7 +20,10 @@ export interface CfnResource {
 }
 
 export interface SynthOptions {
-  /** Run esbuild for every function (default false: skipped, fast, offline). */
+  /**
+   * Kept for callers of wave 1. Function code is always bundled now (by
+   * infra/bundle.ts, cached by input), so this no longer changes anything.
+   */
   bundling?: boolean;
   /** Extra CDK context, e.g. `{ model: "openai/gpt-4o-mini" }`. */
   context?: Record<string, unknown>;

@@ -9,7 +9,8 @@ export type AsyncSelfInvoker = (event: Record<string, unknown>) => Promise<void>
  * function, which returns as soon as Lambda has queued the event. Used by
  * $connect, which cannot post to its connection before it returns. Undefined
  * outside Lambda: the caller then runs the step in-process, which works in
- * the local stack because its process never freezes between invocations.
+ * unit tests that call the handler directly (the local stack gives every
+ * function AWS_LAMBDA_FUNCTION_NAME and a Lambda Invoke API, like AWS).
  */
 export function createAsyncSelfInvoker(runtime: RuntimeConfig): AsyncSelfInvoker | undefined {
   if (!runtime.selfFunctionName) return undefined;

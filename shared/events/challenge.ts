@@ -7,8 +7,8 @@ import type { FramePusher } from "../aws/push";
  * `connect.challenge`: the first frame of every connection (OpenClaw's client
  * sends nothing before it and gives up after 15 s). API Gateway accepts a
  * PostToConnection only once $connect has returned, so the post happens in a
- * step after it (an asynchronous self-invocation in AWS, an in-process task
- * locally) and retries with backoff until the connection is usable.
+ * step after it (an asynchronous self-invocation, in AWS and on the local
+ * stack alike) and retries with backoff until the connection is usable.
  */
 export const CHALLENGE_EVENT = "connect.challenge";
 
