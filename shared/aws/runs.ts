@@ -40,6 +40,8 @@ export const RunRecordSchema = z.object({
   acceptedAt: z.number(),
   enqueuedAt: z.number().optional(),
   startedAt: z.number().optional(),
+  /** Last sign of life of a running attempt (shared/run/heartbeat.ts): long silent work is not a stall. */
+  heartbeatAt: z.number().optional(),
   endedAt: z.number().optional(),
   error: z.string().optional(),
   executionArn: z.string().optional(),
@@ -149,6 +151,25 @@ export async function markRunning(db: Db, runId: string, startedAt: number): Pro
         ConditionExpression: "#s IN (:accepted, :queued)",
         ExpressionAttributeNames: { "#s": "status" },
         ExpressionAttributeValues: { ":running": "running", ":t": startedAt, ":accepted": "accepted", ":queued": "queued" },
+      }),
+    ),
+  );
+}
+
+/**
+ * A running attempt is alive: one small conditional write (1 WRU), never on
+ * a run that ended. False when the run is no longer running.
+ */
+export async function recordHeartbeat(db: Db, runId: string): Promise<boolean> {
+  return conditionally(() =>
+    db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: keys.run(runId),
+        UpdateExpression: "SET heartbeatAt = :now",
+        ConditionExpression: "#s = :running",
+        ExpressionAttributeNames: { "#s": "status" },
+        ExpressionAttributeValues: { ":now": db.now(), ":running": "running" },
       }),
     ),
   );

@@ -40,6 +40,15 @@ export type DiagnosticsConfig = z.infer<typeof DiagnosticsConfigSchema>;
 
 export const MIN_STALLED_ABORT_MS = 300_000;
 
+/**
+ * How often a running attempt heartbeats its run: four beats per warn
+ * threshold, so one late beat never makes live work look stalled; at most a
+ * minute apart (1 WRU each) and at least 250 ms.
+ */
+export function heartbeatIntervalMs(config: DiagnosticsConfig): number {
+  return Math.min(60_000, Math.max(250, Math.floor(config.stuckSessionWarnMs / 4)));
+}
+
 export function stalledAbortMs(config: DiagnosticsConfig): number {
   return config.stuckSessionAbortMs ?? Math.max(MIN_STALLED_ABORT_MS, 3 * config.stuckSessionWarnMs);
 }

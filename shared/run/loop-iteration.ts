@@ -10,6 +10,8 @@ import { GuardMonitor } from "./guard-monitor";
 import { applyEffects, continueAsNew, withPromptFacts } from "./loop-effects";
 import type { StepPointer } from "./pointer";
 import { watchRun } from "./run-watch";
+import { startHeartbeat } from "./heartbeat";
+import { heartbeatIntervalMs } from "../config/lanes-config";
 
 /** Runs one attempt; the step supplies it (shared/run/attempt-step.ts executeAttempt). */
 export type AttemptRunner = (
@@ -47,6 +49,7 @@ export async function runLoopIteration(deps: RunDeps, input: IterationInput, run
     const early = endedBeforeAttempt(run, deps.db.now());
     if (early) return { runId: run.runId, loop: head.loop, decision: early };
     const watch = watchRun(deps.db, run.runId, runDeadline(run));
+    const heartbeat = startHeartbeat(deps.db, run.runId, heartbeatIntervalMs(deps.config.diagnostics));
     try {
       const prepared = await prepareAttempt(deps, run, head.loop, previous, watch.signal);
       if ("skip" in prepared) {
@@ -61,6 +64,7 @@ export async function runLoopIteration(deps: RunDeps, input: IterationInput, run
       if (watch.reason() === "run_timeout") return { runId: run.runId, loop: head.loop, decision: timeoutDecision(run) };
       return pointer(run.runId, step);
     } finally {
+      heartbeat.stop();
       watch.stop();
     }
   }

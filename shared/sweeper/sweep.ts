@@ -100,7 +100,8 @@ async function sweepLane(deps: RunDeps, registered: RegisteredLane, report: Swee
 async function diagnoseRunning(deps: RunDeps, run: RunRecord, sessionKey: string, report: SweepReport, intervalMs: number): Promise<void> {
   const now = deps.db.now();
   const startedAt = run.startedAt ?? run.acceptedAt;
-  const lastProgressAt = Math.max(startedAt, (await lastEventAt(deps.db, run.runId)) ?? 0);
+  // Progress: the newest event, or the attempt's heartbeat (long silent tool calls and slow models).
+  const lastProgressAt = Math.max(startedAt, run.heartbeatAt ?? 0, (await lastEventAt(deps.db, run.runId)) ?? 0);
   const warnMs = deps.config.diagnostics.stuckSessionWarnMs;
   const abortMs = stalledAbortMs(deps.config.diagnostics);
   const verdict = classifyRunning({ now, startedAt, lastProgressAt, warnMs, abortMs, abortRequested: run.abortRequestedAt !== undefined });

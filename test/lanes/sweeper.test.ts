@@ -3,7 +3,7 @@ import { createSweeperHandler } from "../../functions/sweeper/app";
 import { createLambdaContext } from "../../infra/local/lambda-context";
 import { acquireSlot, slotHolders } from "../../shared/aws/global-lane";
 import { listRegisteredLanes } from "../../shared/aws/lane-registry";
-import { getRun, markEnded } from "../../shared/aws/runs";
+import { getRun, markEnded, recordHeartbeat } from "../../shared/aws/runs";
 import { claimWriter } from "../../shared/aws/transcript";
 import { RunEventEmitter } from "../../shared/events/emitter";
 import { onExecutionEnded } from "../../shared/sweeper/dead-runs";
@@ -110,6 +110,19 @@ describe("sweeper: stuck-session diagnostics", () => {
     const report = await sweep(deps, 60_000);
     expect(report.diagnostics).toEqual([expect.objectContaining({ kind: "session.long_running", runId: a })]);
     expect(report.aborted).toEqual([]);
+  });
+
+  it("counts the attempt's heartbeat as progress: a silent tool call is long-running, not stalled", async () => {
+    const { db, deps, a } = await runningWithFollowup();
+    // Past the abort threshold (360 s by default) since the start, a beat just now.
+    db.advance(490_000);
+    expect(await recordHeartbeat(db, a)).toBe(true);
+    const report = await sweep(deps, 60_000);
+    expect(report.diagnostics).toEqual([expect.objectContaining({ kind: "session.long_running", runId: a })]);
+    expect(report.aborted).toEqual([]);
+    // A run that ended takes no heartbeat.
+    await markEnded(db, a, { status: "ok", endedAt: db.now() });
+    expect(await recordHeartbeat(db, a)).toBe(false);
   });
 
   it("warns about a silent run, aborts it past the threshold, and ends it if it does not stop", async () => {
