@@ -66,7 +66,9 @@ function printer(json: boolean): (event: RunEvent) => void {
   let inThinking = false;
   return (event) => {
     const data = event.data;
-    if (event.stream === "assistant") process.stdout.write(String(data.delta ?? ""));
+    // A failed attempt's partial text is taken back: a terminal cannot unprint it, so say so.
+    if (event.stream === "assistant" && data.reset === true) process.stderr.write("\n[retrying: the partial answer above is discarded]\n");
+    else if (event.stream === "assistant") process.stdout.write(String(data.delta ?? ""));
     else if (event.stream === "thinking") {
       if (!inThinking) process.stderr.write("\n[thinking] ");
       inThinking = true;

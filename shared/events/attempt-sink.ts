@@ -25,6 +25,19 @@ export interface CoalescingSink extends AttemptSink {
   flushDeltas(): void;
   /** A running tool's partial output (`tool` `update`); coalesced like text deltas. */
   toolUpdate(call: ToolCallBlock, partialResult: string): void;
+  /** The turn streamed so far is in the transcript: its text is no longer retractable. */
+  turnCommitted(): void;
+  /**
+   * The attempt ended with text streamed that no committed turn holds (it
+   * failed mid-answer): drop what is still buffered and tell clients to drop
+   * what they showed, so the next attempt's text is not appended to it.
+   */
+  retractUncommitted(reason: string): void;
+}
+
+/** The `assistant` / `thinking` data that tells a client to drop the message text shown so far. */
+export function retractionData(reason: string): Record<string, unknown> {
+  return { text: "", delta: "", reset: true, reason };
 }
 
 /** One stream's buffer: text accumulates until DELTA_FLUSH_CHARS or DELTA_FLUSH_MS, then goes out as one event. */
@@ -55,6 +68,16 @@ class DeltaBuffer {
     this.flush();
     this.cumulative = "";
   }
+
+  /** Forgets the message without sending what is pending; true when any of it had been sent. */
+  discard(): boolean {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    const shown = this.cumulative !== "";
+    this.cumulative = "";
+    this.pending = "";
+    return shown;
+  }
 }
 
 export function createAttemptSink(emitter: RunEventEmitter, options: { emitThinking: boolean }): CoalescingSink {
@@ -69,6 +92,15 @@ export function createAttemptSink(emitter: RunEventEmitter, options: { emitThink
 
   return {
     flushDeltas,
+    turnCommitted() {
+      flushDeltas();
+      assistant.reset();
+      thinking.reset();
+    },
+    retractUncommitted(reason) {
+      if (thinking.discard()) emitter.emit("thinking", retractionData(reason));
+      if (assistant.discard()) emitter.emit("assistant", retractionData(reason));
+    },
     assistantDelta(delta) {
       thinking.flush();
       assistant.add(delta);

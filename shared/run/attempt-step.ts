@@ -75,6 +75,7 @@ async function executeAttempt(
       commitTurn: async (turn) => {
         sink.flushDeltas();
         claim = await appendTurn(deps.db, claim, turn);
+        sink.turnCommitted();
       },
       shouldYield: () => clock.remainingMs() < YIELD_MARGIN_MS,
     });
@@ -87,7 +88,8 @@ async function executeAttempt(
         commit: (message) => session.commitTurn([message]),
       }),
     });
-    sink.flushDeltas();
+    // A completed attempt committed all it streamed; a failed one takes its partial text back.
+    sink.retractUncommitted(report.outcome.kind);
     await emitter.flush();
     await putAttempt(deps.db, {
       // `v` comes with the report (AttemptResult v1 and AttemptRecord v1 share it).
@@ -104,7 +106,7 @@ async function executeAttempt(
     });
     return report;
   } finally {
-    sink.flushDeltas();
+    sink.retractUncommitted("attempt_interrupted");
     await releaseWriter(deps.db, claim);
   }
 }

@@ -41,7 +41,29 @@ afterEach(async () => {
 const keysUsed = (from: number) => loop.oai.requests.slice(from).map((r) => String(r.headers.authorization).replace("Bearer ", ""));
 const perMinute = () => chat.error(429, openAIErrorBody("Rate limit reached for gpt-main on tokens per min (TPM): Limit 30000, Used 30000.", "tokens", "rate_limit_exceeded"));
 
+/** Longer than one coalescing buffer (1024 chars), so part of it is on the wire before the failure. */
+const PARTIAL = `${"A partial answer that is long enough to be streamed before the failure. ".repeat(20)}and then`;
+
 describe("auth profiles", () => {
+  it("a failed attempt's streamed text is retracted before the next key streams: the deltas after the reset are the final answer", async () => {
+    loop.oai.enqueue(
+      chat.midStreamError({ text: PARTIAL }, { message: "The server had an error while processing your request.", type: "server_error" }),
+      chat.text("The whole answer."),
+    );
+    const run = await loop.run("hi");
+    expect(run.status).toBe("ok");
+    expect(decisionLabels(run.decisions)).toEqual(["attempt:rotate_profile", "finalize:ok:completed"]);
+    const assistant = run.events.filter((e) => e.stream === "assistant").map((e) => e.data as { text: string; delta: string; reset?: boolean });
+    const resets = assistant.flatMap((d, i) => (d.reset ? [i] : []));
+    expect(resets).toHaveLength(1);
+    expect(assistant[resets[0]]).toEqual({ text: "", delta: "", reset: true, reason: "failed" });
+    const shown = assistant.slice(0, resets[0]).map((d) => d.delta).join("");
+    expect(shown.length).toBeGreaterThan(0);
+    expect(PARTIAL.startsWith(shown)).toBe(true);
+    expect(assistant.slice(resets[0] + 1).map((d) => d.delta).join("")).toBe("The whole answer.");
+    expect(assistant[assistant.length - 1].text).toBe("The whole answer.");
+  });
+
   it("a 401 rotates to the next key; the failed key then cools down for every run", async () => {
     let from = loop.oai.requests.length;
     loop.oai.enqueue(httpErrorFixture("openai/error-401-invalid-api-key.json", CHAT_PATH), chat.text("with key b"));

@@ -370,3 +370,24 @@ describe("sessions", () => {
     expect(body.messages.filter((m) => m.role === "user").map((m) => m.content)).toEqual(["what is 2+2?"]);
   });
 });
+
+/** Longer than one coalescing buffer (1024 chars), so part of it is on the wire before the failure. */
+const PARTIAL = `${"A partial answer that is long enough to be streamed before the failure. ".repeat(20)}and then`;
+
+describe("a failed attempt's streamed text", () => {
+  it("is retracted when the run ends in error, so no client is left showing half an answer", async () => {
+    loop.oai.enqueue(
+      chat.midStreamError({ text: PARTIAL }, { message: "The server had an error while processing your request.", type: "server_error" }),
+    );
+    const run = await loop.run("hi");
+    expect(run.status).toBe("error");
+    const assistant = run.events.filter((e) => e.stream === "assistant").map((e) => e.data as { text: string; delta: string; reset?: boolean });
+    const shown = assistant.map((d) => d.delta).join("");
+    expect(shown.length).toBeGreaterThan(0);
+    expect(PARTIAL.startsWith(shown)).toBe(true);
+    // The last assistant event takes the text back; the lifecycle error follows it.
+    expect(assistant[assistant.length - 1]).toEqual({ text: "", delta: "", reset: true, reason: "failed" });
+    const lastTwo = run.events.slice(-2).map((e) => e.stream);
+    expect(lastTwo).toEqual(["assistant", "lifecycle"]);
+  });
+});
