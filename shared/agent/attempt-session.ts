@@ -45,6 +45,8 @@ export interface AttemptSessionInput extends LoopPorts {
   engine?: ContextEngine;
   /** What an earlier overflow of this model taught the run (core/overflow.ts). */
   calibration?: Calibration;
+  /** The loop's role-ordering repair: send the history in strict alternation. */
+  strictTurns?: boolean;
 }
 
 export interface PreparedAttempt {
@@ -103,6 +105,7 @@ export async function prepareAttempt(input: AttemptSessionInput): Promise<Prepar
     engine: input.engine ?? passthroughContextEngine,
     tokenBudget: contextWindowTokens,
     availableTools: [...input.tools.keys()],
+    strictTurns: input.strictTurns === true,
   });
   const built = buildSystemPrompt({
     base: input.prompt.basePrompt,

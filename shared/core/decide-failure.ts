@@ -106,6 +106,10 @@ function onFormat(loop: LoopState, failure: Failed["failure"]): Step {
     const level = pickFallbackThinkingLevel(cause.accepted, attempted);
     if (level) return again({ ...bump(loop, "thinkingDowngrades"), thinking: level, attemptedThinking: attempted }, "thinking_downgrade");
   }
+  if (cause?.reason === "role_ordering" && loop.counters.roleOrderingRepairs < LIMITS.roleOrderingRepairs) {
+    // The seeds repair the turn order and retry: strict alternation from now on, whatever the provider.
+    return again({ ...bump(loop, "roleOrderingRepairs"), strictTurns: true }, "role_ordering_repair");
+  }
   if (cause?.reason === "role_ordering") return giveUp(loop, "role_ordering", USER_ERRORS.roleOrdering, "role_ordering", { detail: message });
   if (cause?.reason === "image_size") return giveUp(loop, "image_size", USER_ERRORS.imageSize(cause.maxMb), "image_size", { detail: message });
   // Terminal: resending the same malformed request cannot succeed, and another model would get it too.

@@ -38,6 +38,8 @@ export const LIMITS = {
   overloadChainBackoffMs: 2500,
   overloadChainMaxBackoffMs: 30_000,
   postCompactionGuardWindow: 3,
+  /** A provider's role-ordering rejection: rebuild the history with strict alternation and retry, once. */
+  roleOrderingRepairs: 1,
   /** Loop iterations one Step Functions execution runs before continuing as new (25,000-event history cap). */
   iterationsPerExecution: 1500,
 } as const;
@@ -62,6 +64,7 @@ const CountersSchema = z.object({
   thinkingDowngrades: countSince1(),
   /** Compactions whose summary could not be written (the give-up then says compaction_failure). */
   compactionFailures: countSince1(),
+  roleOrderingRepairs: countSince1(),
 });
 export type LoopCounters = z.infer<typeof CountersSchema>;
 
@@ -121,6 +124,8 @@ export const LoopStateSchema = z.object({
    * other cooldowns may be per model; the shared health records hold those).
    */
   failedProfiles: z.array(z.object({ profileId: z.string(), modelIndex: z.number().int().min(0), reason: z.enum(FAILURE_KINDS) })).default([]),
+  /** A provider rejected the turn order: later attempts send the history in strict user/assistant alternation. */
+  strictTurns: z.literal(true).optional(),
   /** Oversized tool results were truncated in the stored transcript (at most once per run). */
   toolResultsTruncated: z.boolean().default(false),
   /** Thinking level the next attempt asks for (undefined = configured default). */
@@ -162,6 +167,7 @@ export const ZERO_COUNTERS: Readonly<LoopCounters> = Object.freeze({
   overloadChainRetries: 0,
   thinkingDowngrades: 0,
   compactionFailures: 0,
+  roleOrderingRepairs: 0,
 });
 
 export interface LoopShape {

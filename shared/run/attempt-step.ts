@@ -82,6 +82,7 @@ async function executeAttempt(
     const report = await runAttemptSession({
       ...session,
       calibration: calibrationOf(loop),
+      strictTurns: loop.strictTurns,
       // Queue mode steer: messages for this session join at each model call, under this claim.
       steering: createSteeringPort(deps.db, run.runId, run.sessionKey, {
         tail: () => ({ lastMessage: claim.lastMessage, lastRunId: claim.lastRunId, nextSeq: claim.nextSeq }),

@@ -67,6 +67,11 @@ describe("validate provider turns", () => {
     expect(validateProviderTurns(history, "anthropic-messages")).toEqual([user("a\n\nb"), assistant([text("x"), text("y")])]);
     expect(validateProviderTurns(history, "openai-chat")).toHaveLength(4);
   });
+
+  it("strict (the loop's role-ordering repair): the same alternation for every provider, starting with a user turn", () => {
+    const history = [assistant([text("hello")]), user("a"), user("b"), assistant([text("x")]), assistant([text("y")])];
+    expect(validateProviderTurns(history, "openai-chat", { strict: true })).toEqual([user("a\n\nb"), assistant([text("x"), text("y")])]);
+  });
 });
 
 describe("limit history turns", () => {

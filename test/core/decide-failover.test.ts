@@ -215,10 +215,13 @@ describe("format errors: thinking downgrade, role ordering, image size (referenc
     expect(acceptedThinkingLevels("messages.1.content: tool_use ids must be unique")).toBeUndefined();
   });
 
-  it("ends a role-ordering conflict with its message and no retry", () => {
+  it("repairs a role-ordering conflict once (strict alternation from then on), then ends it with its message", () => {
     const message = 'messages: roles must alternate between "user" and "assistant", but found multiple "user" roles in a row';
     expect(rejected(message)).toMatchObject({ failure: { kind: "format", cause: { reason: "role_ordering" } } });
-    expect(iterate(loopOf(2), rejected(message)).decision).toMatchObject({
+    const repaired = iterate(loopOf(2), rejected(message));
+    expect(repaired.decision).toEqual({ action: "attempt", reason: "role_ordering_repair" });
+    expect(repaired.loop).toMatchObject({ strictTurns: true, counters: { roleOrderingRepairs: 1 } });
+    expect(iterate(repaired.loop, rejected(message)).decision).toMatchObject({
       action: "finalize",
       errorKind: "role_ordering",
       error: USER_ERRORS.roleOrdering,

@@ -149,7 +149,6 @@ describe("terminal errors: no retry, a user-facing message, error.kind", () => {
     ["401 invalid key", httpErrorFixture("openai/error-401-invalid-api-key.json", CHAT_PATH), "auth"],
     ["402 billing", chat.error(402, openAIErrorBody("Payment required.", "billing_error")), "billing"],
     ["403 forbidden", chat.error(403, openAIErrorBody("Project does not have access to model.", "permission_error")), "auth_permanent"],
-    ["400 role ordering", chat.error(400, openAIErrorBody("Invalid request: incorrect role information", "invalid_request_error")), "role_ordering"],
     ["400 image size", chat.error(400, openAIErrorBody("messages.0.content.1.image: image exceeds 5 MB maximum", "invalid_request_error")), "image_size"],
     ["400 malformed request", chat.error(400, openAIErrorBody("Invalid schema for function 'calculator'.", "invalid_request_error")), "format"],
   ] as const)("%s", async (_label, step, kind) => {
@@ -160,6 +159,29 @@ describe("terminal errors: no retry, a user-facing message, error.kind", () => {
     expect(run.record.error).toBeTruthy();
     expect(lastLifecycle(run)).toMatchObject({ phase: "error", kind, livenessState: "blocked", error: run.record.error });
     expect(run.meta).toMatchObject({ error: { kind }, attempts: 1 });
+  });
+
+  it("a role-ordering rejection is repaired once: the retry sends strictly alternating turns; a second rejection ends the run", async () => {
+    const roleOrdering = () => chat.error(400, openAIErrorBody("Invalid request: incorrect role information", "invalid_request_error"));
+    const sessionKey = `role-ordering-${Date.now()}`;
+    // A run that failed leaves its user message unanswered: the next message makes two user turns in a row.
+    loop.oai.enqueue(chat.error(400, openAIErrorBody("Invalid schema for function 'calculator'.", "invalid_request_error")));
+    expect((await loop.run("first question", { sessionKey })).status).toBe("error");
+    const from = loop.oai.requests.length;
+    loop.oai.enqueue(roleOrdering(), chat.text("Repaired."));
+    const run = await loop.run("second question", { sessionKey });
+    expect(decisionLabels(run.decisions)).toEqual(["attempt:role_ordering_repair", "finalize:ok:completed"]);
+    const [rejectedBody, retriedBody] = bodies(from);
+    const roles = (body: Body) => body.messages.filter((m) => m.role !== "system").map((m) => m.role);
+    expect(roles(rejectedBody)).toEqual(["user", "user"]);
+    expect(roles(retriedBody)).toEqual(["user"]);
+    expect(String(retriedBody.messages.find((m) => m.role === "user")?.content)).toBe("first question\n\nsecond question");
+
+    loop.oai.enqueue(roleOrdering(), roleOrdering());
+    const failed = await loop.run("third", { sessionKey: `${sessionKey}-b` });
+    expect(decisionLabels(failed.decisions)).toEqual(["attempt:role_ordering_repair", "finalize:error:role_ordering"]);
+    expect(failed.record.error).toBe(USER_ERRORS.roleOrdering);
+    expect(lastLifecycle(failed)).toMatchObject({ phase: "error", kind: "role_ordering", livenessState: "blocked" });
   });
 
   it("a 'thinking level not supported' error downgrades the level and retries", async () => {

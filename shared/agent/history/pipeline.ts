@@ -22,6 +22,8 @@ export interface HistoryOptions {
   engine: ContextEngine;
   tokenBudget: number;
   availableTools: readonly string[];
+  /** Strict user/assistant alternation for every provider (the loop's role-ordering repair). */
+  strictTurns?: boolean;
 }
 
 export interface PreparedHistory {
@@ -40,7 +42,7 @@ export async function prepareHistory(transcript: readonly Message[], options: Hi
     return messages;
   };
   const sanitized = record("sanitize", sanitizeHistory(transcript));
-  const validated = record("validate_turns", validateProviderTurns(sanitized, options.api));
+  const validated = record("validate_turns", validateProviderTurns(sanitized, options.api, { strict: options.strictTurns === true }));
   const limited = record("limit_turns", limitHistoryTurns(validated, options.historyTurnLimit));
   const repair = repairToolUseResultPairing(limited, {
     erroredAssistantResultPolicy: "drop",

@@ -10,11 +10,14 @@ export type { ProviderApi };
  * - Anthropic wants strict user/assistant alternation: consecutive user
  *   messages are merged, and consecutive assistant messages without tool
  *   calls are merged. (Tool-call pairing is the pairing step's job.)
+ * - `strict` (after a provider rejected the turn order, e.g. a vLLM chat
+ *   template's "roles must alternate"): the same alternation for every
+ *   provider, and the history starts with a user turn.
  */
-export function validateProviderTurns(messages: readonly Message[], api: ProviderApi): Message[] {
-  const start = messages.findIndex((message) => message.role !== "tool_result");
+export function validateProviderTurns(messages: readonly Message[], api: ProviderApi, options: { strict?: boolean } = {}): Message[] {
+  const start = messages.findIndex((message) => (options.strict ? message.role === "user" : message.role !== "tool_result"));
   const rest = start === -1 ? [] : messages.slice(start);
-  if (api !== "anthropic-messages") return [...rest];
+  if (api !== "anthropic-messages" && !options.strict) return [...rest];
   const out: Message[] = [];
   for (const message of rest) {
     const last = out[out.length - 1];
