@@ -70,7 +70,8 @@ export interface AcceptOptions {
  * send harmless, and the lane never holds a message twice.
  */
 export async function acceptRun(deps: IntakeDeps, request: AgentRequest, source: RunRecord["source"], options: AcceptOptions = {}): Promise<AcceptedRun> {
-  const runId = request.idempotencyKey ? runIdForIdempotencyKey(request.idempotencyKey) : newRunId();
+  const dedupeKey = dedupeKeyOf(request);
+  const runId = dedupeKey ? runIdForIdempotencyKey(dedupeKey) : newRunId();
   const requestHash = hashRequest(request);
   const existing = await getRun(deps.db, runId);
   if (existing) return resumeExisting(deps, existing, requestHash);
@@ -214,4 +215,15 @@ function runTimeoutMs(config: AgentConfig, requestedSeconds: number | undefined)
   if (requestedSeconds === undefined) return configured * 1000;
   if (configured === 0) return requestedSeconds * 1000;
   return Math.min(requestedSeconds, configured) * 1000;
+}
+
+/**
+ * What makes two requests one message: the caller's idempotency key, else
+ * the sender's message id within its routing (channel and session), the
+ * tuple OpenClaw's queue dedupe uses.
+ */
+function dedupeKeyOf(request: AgentRequest): string | undefined {
+  if (request.idempotencyKey) return request.idempotencyKey;
+  if (request.messageId) return `message:${request.channel ?? ""}:${request.sessionKey}:${request.messageId}`;
+  return undefined;
 }

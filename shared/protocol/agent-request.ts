@@ -27,6 +27,13 @@ export const AgentRequestSchema = z
     sessionKey: SessionKeySchema,
     message: MessageTextSchema,
     idempotencyKey: IdempotencyKeySchema.optional(),
+    /**
+     * The sender's id for this message (a channel's message id, a client's
+     * outbox id): a resend with the same id and routing (channel, session) is
+     * the same message, answered `duplicate` (OpenClaw's queue dedupe). An
+     * `idempotencyKey` takes precedence.
+     */
+    messageId: z.string().min(1).max(256).optional(),
     /** `provider/model` override for this run. */
     model: z.string().regex(/^[a-z0-9-]+\/.+$/, "model must be provider/model").optional(),
     /** Whole-run budget in seconds; bounded by the configured run timeout. */

@@ -8,7 +8,8 @@ import { framesForEvent } from "../../../shared/events/frames";
 import { validate } from "../../../shared/http/rest";
 import { SessionKeySchema } from "../../../shared/protocol/agent-request";
 import { ApiError } from "../../../shared/protocol/errors";
-import { abortRun } from "../../../shared/run/abort";
+import { abortRun, type AbortDeps } from "../../../shared/run/abort";
+import { dedupe } from "../../../shared/core/lanes";
 import type { Method } from "./types";
 
 /** Events re-sent per `events.replay` call; `hasMore` asks the client to call again. */
@@ -62,14 +63,32 @@ const ChatAbortParamsSchema = z.object({ sessionKey: SessionKeySchema, runId: z.
 
 /**
  * OpenClaw's `chat.abort` (sent by its CLI on SIGINT/SIGTERM): the named run
- * of the session, or without `runId` the session's running run.
+ * of the session (queued or running); without `runId`, the session's queued
+ * turns first (so none starts when the running one stops), then its running run.
  */
 export const chatAbortMethod: Method = async (deps, { params }) => {
   const { sessionKey, runId } = validate(ChatAbortParamsSchema, params);
-  const target = runId ?? (await getLane(deps.db, sessionKey)).activeRunId;
-  if (!target) return { aborted: false, runIds: [] };
-  const run = await getRun(deps.db, target);
-  if (!run || run.sessionKey !== sessionKey) throw new ApiError("NOT_FOUND", `run ${target} not found in session ${sessionKey}`);
-  const outcome = await abortRun(deps, target, "chat.abort");
-  return { aborted: outcome.aborted, runIds: outcome.aborted ? [target] : [], status: outcome.status };
+  if (runId) {
+    const run = await getRun(deps.db, runId);
+    if (!run || run.sessionKey !== sessionKey) throw new ApiError("NOT_FOUND", `run ${runId} not found in session ${sessionKey}`);
+    const outcome = await abortRun(deps, runId, "chat.abort");
+    return { aborted: outcome.aborted, runIds: outcome.aborted ? [runId] : [], status: outcome.status };
+  }
+  const lane = await getLane(deps.db, sessionKey);
+  const targets = [...dedupe(lane.waiting).map((entry) => entry.runId), ...(lane.activeRunId ? [lane.activeRunId] : [])];
+  const aborted: string[] = [];
+  for (const target of targets) {
+    if (await abortIfPresent(deps, target)) aborted.push(target);
+  }
+  return { aborted: aborted.length > 0, runIds: aborted };
 };
+
+/** A lane entry whose record is gone (pruned meanwhile) has nothing left to abort. */
+async function abortIfPresent(deps: AbortDeps, runId: string): Promise<boolean> {
+  try {
+    return (await abortRun(deps, runId, "chat.abort")).aborted;
+  } catch (error) {
+    if (error instanceof ApiError && error.code === "NOT_FOUND") return false;
+    throw error;
+  }
+}
