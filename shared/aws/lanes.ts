@@ -39,6 +39,7 @@ const LaneItemSchema = z.object({
   dropped: z.array(z.string()).optional(),
   pending: z.object({ members: z.array(z.string()), notes: z.array(z.string()) }).optional(),
   ver: z.number().int().optional(),
+  accepted: z.number().int().optional(),
 });
 
 function toState(item: Record<string, unknown> | undefined): LaneState {
@@ -51,6 +52,7 @@ function toState(item: Record<string, unknown> | undefined): LaneState {
     dropped: parsed.dropped ?? [],
     ...(parsed.pending ? { pending: parsed.pending } : {}),
     ver: parsed.ver ?? 0,
+    ...(parsed.accepted !== undefined ? { accepted: parsed.accepted } : {}),
   };
 }
 
@@ -60,8 +62,9 @@ export async function getLane(db: Db, sessionKey: string): Promise<LaneState> {
 }
 
 /**
- * Appends one waiting entry; returns the lane as written (so the caller
- * learns its exact place), or undefined when the lane already holds `cap`
+ * Appends one waiting entry and takes the session's next acceptance number
+ * (`accepted`); returns the lane as written (so the caller learns its exact
+ * place and number), or undefined when the lane already holds `cap`
  * waiting entries.
  */
 export async function appendToLane(db: Db, sessionKey: string, entry: LaneEntry, cap: number): Promise<LaneState | undefined> {
@@ -71,7 +74,7 @@ export async function appendToLane(db: Db, sessionKey: string, entry: LaneEntry,
         TableName: db.table,
         Key: keys.lane(sessionKey),
         UpdateExpression:
-          "SET v = :v, sessionKey = :key, waiting = list_append(if_not_exists(waiting, :empty), :entry), ver = if_not_exists(ver, :zero) + :one",
+          "SET v = :v, sessionKey = :key, waiting = list_append(if_not_exists(waiting, :empty), :entry), ver = if_not_exists(ver, :zero) + :one, accepted = if_not_exists(accepted, :zero) + :one",
         ConditionExpression: "attribute_not_exists(waiting) OR size(waiting) < :cap",
         ExpressionAttributeValues: {
           ":v": 2,

@@ -38,6 +38,8 @@ export const RunRecordSchema = z.object({
   /** Whole-run budget in ms (0 = unlimited). */
   timeoutMs: z.number().int().min(0),
   acceptedAt: z.number(),
+  /** The message's place in its session's acceptance order (the lane's sequence); the lane starts runs in this order. */
+  seq: z.number().int().positive().optional(),
   enqueuedAt: z.number().optional(),
   startedAt: z.number().optional(),
   /** Last sign of life of a running attempt (shared/run/heartbeat.ts): long silent work is not a stall. */
@@ -101,14 +103,14 @@ export async function createRun(db: Db, run: RunRecord): Promise<boolean> {
   );
 }
 
-export async function markEnqueued(db: Db, runId: string): Promise<void> {
+export async function markEnqueued(db: Db, runId: string, seq?: number): Promise<void> {
   await db.doc.send(
     new UpdateCommand({
       TableName: db.table,
       Key: keys.run(runId),
-      UpdateExpression: "SET enqueuedAt = if_not_exists(enqueuedAt, :now)",
+      UpdateExpression: `SET enqueuedAt = if_not_exists(enqueuedAt, :now)${seq !== undefined ? ", seq = if_not_exists(seq, :seq)" : ""}`,
       ConditionExpression: "attribute_exists(pk)",
-      ExpressionAttributeValues: { ":now": db.now() },
+      ExpressionAttributeValues: { ":now": db.now(), ...(seq !== undefined ? { ":seq": seq } : {}) },
     }),
   );
 }

@@ -43,6 +43,13 @@ export interface LaneState {
   pending?: PendingStart;
   /** Bumped by every write; conditional writes compare it (optimistic concurrency on one item). */
   ver: number;
+  /**
+   * Messages the lane has taken so far: the session's acceptance sequence.
+   * Taken in the same conditional write that appends a message, so a
+   * message's number and its place in `waiting` never disagree, whatever
+   * order concurrent intakes (or the queue) ran in.
+   */
+  accepted?: number;
 }
 
 export const EMPTY_LANE: LaneState = Object.freeze({ waiting: [], dropped: [], ver: 0 }) as LaneState;

@@ -9,6 +9,7 @@ import type { AcceptedRun } from "./intake";
 export function queuePlacement(accepted: AcceptedRun): Record<string, unknown> {
   return {
     queueMode: accepted.queueMode,
+    ...(accepted.seq !== undefined ? { seq: accepted.seq } : {}),
     ...(accepted.position !== undefined ? { position: accepted.position } : {}),
     ...(accepted.intoRunId ? { intoRunId: accepted.intoRunId } : {}),
     ...(accepted.interruptedRunId ? { interruptedRunId: accepted.interruptedRunId } : {}),

@@ -36,6 +36,8 @@ export interface AcceptedRun {
   runId: string;
   status: IntakeStatus;
   acceptedAt: number;
+  /** The message's place in its session's acceptance order (1, 2, ...): runs start in this order. */
+  seq?: number;
   sessionKey: string;
   sessionId: string;
   /** True when this request repeated an earlier one (same idempotency key): nothing new started. */
@@ -103,8 +105,9 @@ export async function acceptRun(deps: IntakeDeps, request: AgentRequest, source:
   if (!joined.joined) return { ...base, status: "rejected", reason: joined.reason };
   for (const droppedId of joined.dropped) await answerDropped(deps, droppedId);
   if (admission.interrupt) await requestAbort(deps.db, admission.interrupt, "interrupted by a newer message");
-  await enqueue(deps, run);
-  return { ...base, ...answerOf(admission, joined.lane, runId) };
+  const seq = joined.lane.accepted;
+  await enqueue(deps, run, seq);
+  return { ...base, ...(seq !== undefined ? { seq } : {}), ...answerOf(admission, joined.lane, runId) };
 }
 
 interface NewRun {
@@ -176,6 +179,7 @@ async function currentAnswer(deps: IntakeDeps, run: RunRecord): Promise<Accepted
   const base = {
     runId: run.runId,
     acceptedAt: run.acceptedAt,
+    ...(run.seq !== undefined ? { seq: run.seq } : {}),
     sessionKey: run.sessionKey,
     sessionId: run.sessionId,
     duplicate: true,
@@ -191,9 +195,9 @@ async function currentAnswer(deps: IntakeDeps, run: RunRecord): Promise<Accepted
   return { ...base, ...answerOf({ action: "join", kind, priority: run.lane?.priority ?? 0, answer, into: lane.activeRunId }, lane, run.runId) };
 }
 
-async function enqueue(deps: IntakeDeps, run: RunRecord): Promise<void> {
+async function enqueue(deps: IntakeDeps, run: RunRecord, seq?: number): Promise<void> {
   await deps.queue.send({ runId: run.runId, sessionKey: run.sessionKey });
-  await markEnqueued(deps.db, run.runId);
+  await markEnqueued(deps.db, run.runId, seq);
 }
 
 async function answerDropped(deps: IntakeDeps, runId: string): Promise<void> {

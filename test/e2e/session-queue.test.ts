@@ -7,9 +7,11 @@ import { startStackWithFakeOpenAI, stopStackWithFakeOpenAI } from "../support/fa
 import { TestWsClient } from "../support/ws-client";
 
 /**
- * Issue 18, queue behaviours on the deployed local stack: a resent message id
- * is one message (OpenClaw's queue dedupe), and `chat.abort` without a run id
- * cancels the session's queued turns before its running one.
+ * Issue 18, queue behaviours on the deployed local stack: runs start in
+ * their session's acceptance order whatever order concurrent intakes ran in,
+ * a resent message id is one message (OpenClaw's queue dedupe), and
+ * `chat.abort` without a run id cancels the session's queued turns before
+ * its running one.
  */
 let stack: LocalStack;
 let oai: FakeOpenAIServer;
@@ -107,4 +109,26 @@ describe("chat.abort without a run id", () => {
     }, "the lane to be free and empty");
     expect(oai.requests.length).toBe(modelCalls);
   }, 120_000);
+});
+
+describe("acceptance order", () => {
+  it("concurrent messages to a new session start in the order of the sequence numbers their answers carry", async () => {
+    const sessionKey = `order-${Date.now()}`;
+    const texts = Array.from({ length: 8 }, (_, i) => `message ${i + 1}`);
+    for (const text of texts) oai.enqueue(chat.text(`answer to ${text}`));
+    const from = oai.requests.length;
+    // All at once: the intakes (each its own Lambda sandbox) race each other and the dispatcher.
+    const answers = await Promise.all(texts.map((message) => post({ sessionKey, message, queue: { mode: "followup" } })));
+    const seqOf = new Map(answers.map((answer, i) => [texts[i], Number(answer.body.seq)]));
+    expect([...seqOf.values()].sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    for (const answer of answers) await ended(String(answer.body.runId));
+    for (const answer of answers) expect((await getRun(stack.deps.db, String(answer.body.runId)))?.seq).toBe(answer.body.seq);
+
+    const lastUser = (body: unknown) => {
+      const messages = (body as { messages: { role: string; content: string }[] }).messages;
+      return [...messages].reverse().find((m) => m.role === "user")?.content;
+    };
+    const started = oai.requests.slice(from).map((request) => lastUser(request.body));
+    expect(started).toEqual([...texts].sort((a, b) => seqOf.get(a)! - seqOf.get(b)!));
+  }, 180_000);
 });
