@@ -2,6 +2,7 @@ import { appendEntries, readEntries, type WriterClaim } from "../aws/transcript"
 import type { Db } from "../aws/dynamo";
 import { messageTokens, planCompaction } from "../core/compaction-plan";
 import type { CompactionRecord } from "../core/transcript-entries";
+import type { Usage } from "../core/messages";
 import { sessionView, summaryMessage } from "../core/session-view";
 import { compactionEvent } from "../events/run-events";
 import type { EventStream } from "../aws/event-log";
@@ -46,6 +47,8 @@ export interface CompactRequest {
   tokenScale?: number;
   /** When the budget keeps everything, summarise everything before the current turn. */
   force?: boolean;
+  /** Usage of each summary call (shared/compaction/summarize.ts). */
+  onUsage?(usage: Usage): Promise<void>;
 }
 
 export type CompactOutcome =
@@ -85,6 +88,7 @@ export async function compactTranscript(ctx: CompactionContext, request: Compact
     timeoutMs: request.timeoutMs,
     signal: request.signal,
     idleTimeoutMs: request.idleTimeoutMs,
+    ...(request.onUsage ? { onUsage: request.onUsage } : {}),
   });
   if (!written.ok) return fail(`compaction failed: ${written.reason}`);
   const record: CompactionRecord = {

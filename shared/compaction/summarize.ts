@@ -1,4 +1,4 @@
-import { assistantText } from "../core/messages";
+import { assistantText, type Usage } from "../core/messages";
 import type { ModelProvider } from "../providers/types";
 
 /**
@@ -25,6 +25,8 @@ export interface SummarizeParams {
   /** The run's abort signal. */
   signal: AbortSignal;
   idleTimeoutMs?: number;
+  /** Each summary call's usage as it ends: metered like any model call (spend budgets, the attempt's usage). */
+  onUsage?(usage: Usage): Promise<void>;
 }
 
 export type SummarizeResult = { ok: true; summary: string; calls: number } | { ok: false; reason: string; calls: number };
@@ -70,6 +72,7 @@ async function summarizeChunk(
   });
   for await (const event of stream) {
     if (event.type === "end") {
+      await params.onUsage?.(event.usage);
       const text = assistantText(event.message).trim();
       return text ? { ok: true, text } : { ok: false, reason: "the summary came back empty" };
     }

@@ -8,6 +8,9 @@ import { chooseProfile, type ProfileHealth } from "../core/auth-cooldown";
 import { resolveToolResultMaxChars } from "../core/context-budget";
 import { hasFallback, nextModel, type Step } from "../core/decide-steps";
 import type { AttemptOutcome, Decision, LoopState } from "../core/run-loop";
+import { addUsage, ZERO_USAGE, type Usage } from "../core/messages";
+import { spendOf } from "../core/spend";
+import { recordSpend } from "../aws/usage";
 import { calibrationOf } from "../core/overflow";
 import { openRunEvents } from "../events/run-events";
 import { modelChain, resolveModel } from "../providers/registry";
@@ -35,6 +38,8 @@ export interface Prelude {
   outcome?: AttemptOutcome;
   /** Compactions written right before this attempt (its AttemptResult.compactionCount). */
   compactions: number;
+  /** What the summary calls of those compactions used (part of the attempt's usage). */
+  compactionUsage?: Usage;
 }
 
 export type PreludeResult = { prelude: Prelude } | { skip: Step };
@@ -55,9 +60,15 @@ export async function prepareAttempt(
   const contextTokens = Math.min(contextWindowFor(deps.config, ref), reported);
   const prelude: Prelude = { loop: chosen.loop, ref, config, contextTokens, profileHealth: chosen.health, compactions: 0 };
   if (previous?.action === "compact" || previous?.action === "truncate") {
-    const shrunk = await shrinkContext(deps, run, prelude, previous, signal);
-    if (typeof shrunk === "number") return { prelude: { ...prelude, compactions: shrunk } };
-    return { prelude: { ...prelude, outcome: shrunk } };
+    let used: Usage = ZERO_USAGE;
+    const meter = async (usage: Usage) => {
+      used = addUsage(used, usage);
+      await meterSummaryCall(deps, run, ref, usage);
+    };
+    const shrunk = await shrinkContext(deps, run, prelude, previous, signal, meter);
+    const compactionUsage = used === ZERO_USAGE ? {} : { compactionUsage: used };
+    if (typeof shrunk === "number") return { prelude: { ...prelude, compactions: shrunk, ...compactionUsage } };
+    return { prelude: { ...prelude, outcome: shrunk, ...compactionUsage } };
   }
   return { prelude };
 }
@@ -102,7 +113,14 @@ async function chooseRunProfile(deps: RunDeps, run: RunRecord, loop: LoopState, 
 type ShrinkDecision = Extract<Decision, { action: "compact" | "truncate" }>;
 
 /** The compactions written (0 or 1), or the outcome to decide on when the context could not be shrunk. */
-async function shrinkContext(deps: RunDeps, run: RunRecord, prelude: Prelude, decision: ShrinkDecision, signal: AbortSignal): Promise<AttemptOutcome | number> {
+async function shrinkContext(
+  deps: RunDeps,
+  run: RunRecord,
+  prelude: Prelude,
+  decision: ShrinkDecision,
+  signal: AbortSignal,
+  onUsage: (usage: Usage) => Promise<void>,
+): Promise<AttemptOutcome | number> {
   const timeoutMs = deps.config.compaction.timeoutSeconds * 1000;
   const claim = await claimWriter(deps.db, run.sessionId, run.runId, {
     leaseMs: timeoutMs + 60_000,
@@ -134,6 +152,7 @@ async function shrinkContext(deps: RunDeps, run: RunRecord, prelude: Prelude, de
         tokenScale: calibrationOf(prelude.loop).tokenScale,
         force: true,
         idleTimeoutMs: idleTimeoutFor(deps, prelude.config, prelude.ref, run),
+        onUsage,
       },
     );
     await events.flush();
@@ -142,4 +161,17 @@ async function shrinkContext(deps: RunDeps, run: RunRecord, prelude: Prelude, de
   } finally {
     await releaseWriter(deps.db, claim);
   }
+}
+
+/**
+ * A summary call costs like any model call: its tokens and cost count
+ * against the run's and the session's spend budgets (the next attempt's
+ * meter starts from these counters). Best effort, as for attempts: a lost
+ * counter update only loosens a budget.
+ */
+async function meterSummaryCall(deps: RunDeps, run: RunRecord, ref: string, usage: Usage): Promise<void> {
+  const spend = spendOf(usage, deps.config.pricing[ref]);
+  await recordSpend(deps.db, { runId: run.runId, sessionKey: run.sessionKey }, usage, spend, false).catch((error: unknown) =>
+    deps.log.warn("spend counters not updated for a summary call", { runId: run.runId, error: String(error) }),
+  );
 }

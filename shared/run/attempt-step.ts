@@ -5,6 +5,7 @@ import { appendTurn, claimWriter, readEntries, releaseWriter, type WriterClaim }
 import type { RunRecord } from "../aws/runs";
 import { THINKING_LEVELS, type ThinkingLevel } from "../core/run-loop";
 import { calibrationOf } from "../core/overflow";
+import { addUsage } from "../core/messages";
 import { modelHistory } from "../core/session-view";
 import { createAttemptSink } from "../events/attempt-sink";
 import { RunEventEmitter } from "../events/emitter";
@@ -100,8 +101,9 @@ async function executeAttempt(
       model: ref,
       offline: provider.offline,
       ...report,
-      // The outer loop compacts in the prelude, right before this attempt.
+      // The outer loop compacts in the prelude, right before this attempt: its summary calls are this attempt's usage too.
       compactionCount: report.compactionCount + prelude.compactions,
+      ...(prelude.compactionUsage ? { usage: addUsage(report.usage, prelude.compactionUsage) } : {}),
       startedAt,
       endedAt: deps.db.now(),
     });

@@ -51,7 +51,7 @@ afterAll(async () => {
 const slowly = (script: ChatScript, frameDelayMs = 120): ScriptStep => ({ kind: "sse", path: CHAT_PATH, body: chatStreamBody(script), frameDelayMs });
 const slow = (text: string) => slowly({ text });
 
-async function until(probe: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+async function until(probe: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await probe())) {
     if (Date.now() > deadline) throw new Error("condition not met in time");

@@ -7,6 +7,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { appendTurn, claimWriter, readEntries, releaseWriter } from "../../shared/aws/transcript";
 import { listAttempts } from "../../shared/aws/attempts";
+import { keys } from "../../shared/aws/keys";
+import { readSpendItem } from "../../shared/aws/usage";
 import { getSession, resolveSession } from "../../shared/aws/sessions";
 import type { Message } from "../../shared/core/messages";
 import { USER_ERRORS } from "../../shared/core/loop-texts";
@@ -226,6 +228,11 @@ describe("context overflow, compaction and the post-compaction guard", () => {
     const ofRun = (e: Record<string, unknown>) => e.runId === run.runId;
     const seen = [...hooks.of("before_compaction", ofRun).map((e) => `before:${e.messageCount}`), ...hooks.of("after_compaction", ofRun).map((e) => `after:${e.tokenCount}`)];
     expect(seen).toEqual([expect.stringMatching(/^before:\d+$/), `after:${record?.kind === "compaction" ? record.compaction.tokensAfter : -1}`]);
+    // The summary call is metered like the model call after it (21 + 9 tokens each): the attempt's usage and the run's spend.
+    const attempts = await listAttempts(loop.stack.deps.db, run.runId);
+    expect(attempts.map((a) => a.usage)).toEqual([expect.objectContaining({ input: 0, output: 0 }), expect.objectContaining({ input: 42, output: 18 })]);
+    expect(run.meta).toMatchObject({ usage: { input: 42, output: 18 } });
+    expect(await readSpendItem(loop.stack.deps.db, keys.runUsage(run.runId))).toMatchObject({ calls: 3, tokens: 60 }); // the rejected call counts, with no tokens
   });
 
   it("Anthropic's 'prompt is too long' is an overflow too", async () => {
