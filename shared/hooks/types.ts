@@ -17,7 +17,10 @@ export interface RunRef {
 }
 
 export interface HookSpecs {
+  /** Once per run, before the model is resolved (no messages): may pick another provider and/or model. */
   before_model_resolve: { event: RunRef & { prompt: string; model: string }; result: { providerOverride?: string; modelOverride?: string } };
+  /** Once per run, before the loop starts: `block: true` ends the run with `message` (error.kind "hook_block"), no retry. */
+  before_agent_run: { event: RunRef & { prompt: string; model: string }; result: { block?: boolean; message?: string } };
   before_prompt_build: {
     event: RunRef & { prompt: string; messages: readonly Message[]; systemPrompt: string };
     result: {
@@ -34,6 +37,12 @@ export interface HookSpecs {
   /** Lets a plugin take the turn with a synthetic reply before any model call. */
   before_agent_reply: { event: RunRef & { prompt: string }; result: { handled?: boolean; reply?: string } };
   agent_end: { event: RunRef & { messages: readonly Message[]; outcome: string; finalText: string }; result: void };
+  /**
+   * Right before an attempt accepts the model's final answer: `revise: true`
+   * sends the answer back with `reason` as a revision request (at most
+   * MAX_BEFORE_AGENT_FINALIZE_REVISIONS times per attempt).
+   */
+  before_agent_finalize: { event: RunRef & { prompt: string; finalText: string; revisions: number }; result: { revise?: boolean; reason?: string } };
   before_compaction: { event: RunRef & { messageCount: number }; result: void };
   after_compaction: { event: RunRef & { tokenCount?: number }; result: void };
   before_tool_call: {
