@@ -15,8 +15,10 @@ import { runStartHooks } from "./run-start-hooks";
 const SHORT_LEASE_MS = 60_000;
 
 /**
- * First task of a run: mark it running, persist the user's message under the
- * session write claim, announce `lifecycle start`. Idempotent, because Step
+ * First task of a run: mark it running, run the run-start hooks
+ * (message_received, before_model_resolve, before_agent_run: ./run-start-hooks.ts),
+ * persist the user's message under the session write claim, announce
+ * `lifecycle start`. Idempotent, because Step
  * Functions may run a task twice: the message is appended once (the last
  * committed entry tells) and `start` is emitted only into an empty event log.
  */
