@@ -25,6 +25,7 @@
 import "./step-functions/polyfill";
 import type { LocalLogger } from "./lambda-context";
 import { sfnOperations } from "./step-functions/api";
+import { TaskTokenRegistry } from "./step-functions/task-tokens";
 import { DEFAULT_MAX_CLOSED_EXECUTIONS, ExecutionStore, type ExecutionSummary } from "./step-functions/executions";
 import { startJsonProtocolServer } from "./step-functions/http";
 import { type LocalStateMachine, MachineRegistry } from "./step-functions/machines";
@@ -68,12 +69,13 @@ const CLOSE_DRAIN_TIMEOUT_MS = 10_000;
 export async function startLocalStepFunctions(options: StartLocalStepFunctionsOptions): Promise<LocalStepFunctions> {
   const scope = { region: options.region, accountId: options.accountId };
   const store = new ExecutionStore(options.maxClosedExecutions ?? DEFAULT_MAX_CLOSED_EXECUTIONS);
-  const registry = new MachineRegistry(scope, (work) => store.track(work));
+  const tokens = new TaskTokenRegistry();
+  const registry = new MachineRegistry(scope, (work) => store.track(work), tokens);
   const runner = createRunner({ store, scope, emit: safeEmitter(options), logger: options.logger });
   const server = await startJsonProtocolServer({
     host: options.host ?? "127.0.0.1",
     port: options.port,
-    operations: sfnOperations({ scope, registry, store, runner }),
+    operations: sfnOperations({ scope, registry, store, runner, tokens }),
     logger: options.logger,
   });
   return {

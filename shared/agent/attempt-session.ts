@@ -4,7 +4,7 @@ import { precheckContext, resolveToolResultMaxChars, type PrecheckResult } from 
 import { ZERO_USAGE, type AssistantMessage, type Message } from "../core/messages";
 import type { AttemptOutcome, Calibration, Continuation } from "../core/run-loop";
 import type { HookRegistry } from "../hooks/registry";
-import { runBeforePromptBuild, runFirstAnswer, runObservers } from "../hooks/runners";
+import { runBeforePromptBuild, runFirstAnswer } from "../hooks/runners";
 import { runAttempt, type AttemptParams } from "./attempt";
 import { AttemptRecorder } from "./attempt-recorder";
 import { passthroughContextEngine, type ContextEngine } from "./history/context-engine";
@@ -64,32 +64,26 @@ export interface PreparedAttempt {
  * executable session (tools, system prompt with skills, bootstrap files and
  * overrides, then hooks), run the history chain, check the budgets and the
  * context precheck, let a plugin take the turn, then the model <-> tool loop,
- * then the agent_end observers. Returns the structured result; early exits
+ * (agent_end fires once per run, in FinalizeRun). Returns the structured result; early exits
  * (budget, precheck) carry no model call at all.
  */
 export async function runAttemptSession(input: AttemptSessionInput): Promise<AttemptResult> {
   const prepared = await prepareAttempt(input);
   const early = earlyOutcome(input, prepared);
-  const result = early
-    ? new AttemptRecorder().build(early)
-    : ((await syntheticReply(input, prepared)) ??
-      (await runAttempt({
-        ...input,
-        system: prepared.system,
-        history: prepared.messages,
-        tools: prepared.tools,
-        hooks: input.hooks,
-        maxToolResultChars: prepared.toolResultMaxChars,
-        contextWindowTokens: prepared.contextWindowTokens,
-        tokenScale: input.calibration?.tokenScale,
-      })));
-  await runObservers(input.hooks, "agent_end", {
-    ...runRef(input),
-    messages: prepared.messages,
-    outcome: result.outcome.kind,
-    finalText: result.finalText,
-  });
-  return result;
+  if (early) return new AttemptRecorder().build(early);
+  return (
+    (await syntheticReply(input, prepared)) ??
+    (await runAttempt({
+      ...input,
+      system: prepared.system,
+      history: prepared.messages,
+      tools: prepared.tools,
+      hooks: input.hooks,
+      maxToolResultChars: prepared.toolResultMaxChars,
+      contextWindowTokens: prepared.contextWindowTokens,
+      tokenScale: input.calibration?.tokenScale,
+    }))
+  );
 }
 
 export async function prepareAttempt(input: AttemptSessionInput): Promise<PreparedAttempt> {

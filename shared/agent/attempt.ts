@@ -6,6 +6,7 @@ import type { HookRegistry } from "../hooks/registry";
 import { EMPTY_HOOKS } from "../hooks/registry";
 import type { ModelProvider } from "../providers/types";
 import { AttemptRecorder } from "./attempt-recorder";
+import { finalizeRevision } from "./finalize-revision";
 import { streamModelTurn } from "./model-turn";
 import type { StreamTransform } from "./stream/transforms";
 import { createMemoryLedger, type ToolLedger } from "./tool-ledger";
@@ -100,6 +101,8 @@ class AttemptRun {
   private readonly ledger: ToolLedger;
   private readonly meter: UsageMeter;
   private readonly hooks: HookRegistry;
+  /** before_agent_finalize revisions so far (capped). */
+  private revisions = 0;
 
   constructor(private readonly params: AttemptParams) {
     this.messages = [...params.history];
@@ -121,7 +124,11 @@ class AttemptRun {
         return turn.failure.kind === "aborted" ? { kind: "aborted" } : this.failed(turn.failure);
       }
       const calls = toolCallsOf(turn.message);
-      if (calls.length === 0) return this.finish(turn.message);
+      if (calls.length === 0) {
+        const outcome = await this.finish(turn.message);
+        if (outcome.kind === "completed" && (await this.revise(turn.message))) continue;
+        return outcome;
+      }
       this.recorder.modelCall(turn.message.usage, false, await this.meter.record(turn.message.usage, false));
       this.recorder.modelTurn(turn.message);
       await this.runToolTurn(turn.message, calls);
@@ -186,6 +193,17 @@ class AttemptRun {
     this.messages.push(message);
     this.recorder.answer(message);
     return { kind: "completed" };
+  }
+
+  /** before_agent_finalize asked for a revision: its prompt is committed and the loop calls the model again. */
+  private async revise(answer: AssistantMessage): Promise<boolean> {
+    const ref = { runId: this.params.toolContext.runId, sessionKey: this.params.toolContext.sessionKey };
+    const prompt = await finalizeRevision(this.hooks, ref, answer, this.messages, this.revisions);
+    if (!prompt) return false;
+    this.revisions += 1;
+    await this.params.commitTurn([prompt]);
+    this.messages.push(prompt);
+    return true;
   }
 
   /**

@@ -12,6 +12,8 @@
  *   RUN#<runId>            TOOL#<toolCallId>    tool-call ledger: a mutating call started / completed (+ result)
  *   RUN#<runId>            PENDING_TURN         the tool turn being executed, until it is committed
  *   RUN#<runId>            USAGE                the run's spend (tokens, cost, wasted), atomic ADD counters
+ *   RUN#<runId>            INPUT#<inputId>      external input the run waits for (approval, client tool) + its task token
+ *   SESSION#<sessionKey>   ALLOW#<toolName>     an `allow-always` approval, for that tool in that session
  *   SESSION#<sessionKey>   USAGE                the session's spend, atomic ADD counters
  *   WORKSPACE#<name>       WORKSPACE            bootstrap files and skills the system prompt is built from
  *   LANE#<sessionKey>      LANE                 session lane: the active run + the waiting list, one item
@@ -38,6 +40,8 @@ export const keys = {
   toolCall: (runId: string, toolCallId: string) => ({ pk: `RUN#${runId}`, sk: `TOOL#${toolCallId}` }),
   pendingToolTurn: (runId: string) => ({ pk: `RUN#${runId}`, sk: "PENDING_TURN" }),
   runUsage: (runId: string) => ({ pk: `RUN#${runId}`, sk: "USAGE" }),
+  externalInput: (runId: string, inputId: string) => ({ pk: `RUN#${runId}`, sk: `INPUT#${inputId}` }),
+  allowAlways: (sessionKey: string, toolName: string) => ({ pk: `SESSION#${sessionKey}`, sk: `ALLOW#${toolName}` }),
   sessionUsage: (sessionKey: string) => ({ pk: `SESSION#${sessionKey}`, sk: "USAGE" }),
   workspace: (name: string) => ({ pk: `WORKSPACE#${name}`, sk: "WORKSPACE" }),
   /** An API key, by the SHA-256 of its secret (the key itself is never stored). */

@@ -8,7 +8,8 @@ import type { HookEvent, HookName, HookResult } from "./types";
  */
 
 export const BLOCKED_BY_HOOK = "Tool call blocked by plugin hook";
-export const BLOCKED_BY_FAILED_HOOK = "Tool call blocked because a before_tool_call hook failed";
+/** OpenClaw's text (reference §K, tool hooks). */
+export const BLOCKED_BY_FAILED_HOOK = "Tool call blocked because before_tool_call hook failed";
 
 export interface ToolCallDecision {
   params: Record<string, unknown>;
@@ -77,8 +78,8 @@ export async function runBeforePromptBuild(hooks: HookRegistry, event: HookEvent
   return merged;
 }
 
-/** First handler (by priority) that answers wins: model overrides, or a synthetic reply. */
-export async function runFirstAnswer<N extends "before_model_resolve" | "before_agent_reply">(
+/** First handler (by priority) that answers wins: model overrides, a synthetic reply, a run block, a revision request. */
+export async function runFirstAnswer<N extends "before_model_resolve" | "before_agent_reply" | "before_agent_run" | "before_agent_finalize">(
   hooks: HookRegistry,
   name: N,
   event: HookEvent<N>,

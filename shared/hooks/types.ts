@@ -1,4 +1,4 @@
-import type { Message } from "../core/messages";
+import type { Message, Usage } from "../core/messages";
 
 /**
  * Plugin hooks (seed 001 "Enlaces de complementos", mission §9): the points
@@ -11,13 +11,24 @@ import type { Message } from "../core/messages";
  * - message_sending `{ cancel: true }` is terminal; `{ cancel: false }` is a no-op.
  * Handlers run in priority order, higher first; equal priorities keep registration order.
  */
+export interface AgentEndMeta {
+  durationMs: number;
+  model: string;
+  attempts: number;
+  usage: Usage;
+  error?: { kind: string; message: string };
+}
+
 export interface RunRef {
   runId: string;
   sessionKey: string;
 }
 
 export interface HookSpecs {
+  /** Once per run, before the model is resolved (no messages): may pick another provider and/or model. */
   before_model_resolve: { event: RunRef & { prompt: string; model: string }; result: { providerOverride?: string; modelOverride?: string } };
+  /** Once per run, before the loop starts: `block: true` ends the run with `message` (error.kind "hook_block"), no retry. */
+  before_agent_run: { event: RunRef & { prompt: string; model: string }; result: { block?: boolean; message?: string } };
   before_prompt_build: {
     event: RunRef & { prompt: string; messages: readonly Message[]; systemPrompt: string };
     result: {
@@ -33,7 +44,14 @@ export interface HookSpecs {
   };
   /** Lets a plugin take the turn with a synthetic reply before any model call. */
   before_agent_reply: { event: RunRef & { prompt: string }; result: { handled?: boolean; reply?: string } };
-  agent_end: { event: RunRef & { messages: readonly Message[]; outcome: string; finalText: string }; result: void };
+  /** Once per run, when it has ended (whatever the outcome): the session's messages and the run's metadata. */
+  agent_end: { event: RunRef & { messages: readonly Message[]; outcome: string; finalText: string; meta: AgentEndMeta }; result: void };
+  /**
+   * Right before an attempt accepts the model's final answer: `revise: true`
+   * sends the answer back with `reason` as a revision request (at most
+   * MAX_BEFORE_AGENT_FINALIZE_REVISIONS times per attempt).
+   */
+  before_agent_finalize: { event: RunRef & { prompt: string; finalText: string; revisions: number }; result: { revise?: boolean; reason?: string } };
   before_compaction: { event: RunRef & { messageCount: number }; result: void };
   after_compaction: { event: RunRef & { tokenCount?: number }; result: void };
   before_tool_call: {
@@ -46,9 +64,12 @@ export interface HookSpecs {
   };
   /** Synchronous: transforms a tool result right before it is written to the transcript. */
   tool_result_persist: { event: RunRef & { toolName: string; toolCallId: string; content: string; isError: boolean }; result: { content?: string } };
-  message_received: { event: RunRef & { text: string }; result: void };
-  message_sending: { event: RunRef & { text: string }; result: { text?: string; cancel?: boolean } };
-  message_sent: { event: RunRef & { text: string }; result: void };
+  /** An inbound user message, once, when its run starts. `channel`: where it came from ("ws", "rest", ...). */
+  message_received: { event: RunRef & { text: string; channel: string }; result: void };
+  /** An outbound reply, before it is delivered: may rewrite the text; `cancel: true` drops the reply (terminal). */
+  message_sending: { event: RunRef & { text: string; channel: string }; result: { text?: string; cancel?: boolean } };
+  /** An outbound reply, after it was delivered. */
+  message_sent: { event: RunRef & { text: string; channel: string }; result: void };
   session_start: { event: RunRef & { sessionId: string }; result: void };
   session_end: { event: RunRef & { sessionId: string }; result: void };
 }

@@ -6,6 +6,8 @@ import type { AgentRunnerPlugin, PluginApi, PluginLogger, PluginTool } from "./t
 /** Every hook a plugin may register (the keys of HookSpecs, checked at load). */
 export const HOOK_NAMES: readonly HookName[] = [
   "before_model_resolve",
+  "before_agent_run",
+  "before_agent_finalize",
   "before_prompt_build",
   "before_agent_reply",
   "agent_end",

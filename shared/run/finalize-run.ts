@@ -12,12 +12,14 @@ import { replyToRequester } from "../events/final-response";
 import type { FinalizeInput } from "./pointer";
 import { emitterDeps } from "./start-run";
 import { loopMeta } from "./run-trace";
+import { outboundReply, runEndHooks } from "./run-end-hooks";
 
 type Finalize = Extract<Decision, { action: "finalize" }>;
 
 /**
- * Last task of every run, whatever happened: shape the reply, write the
- * terminal state once, emit `lifecycle end|error`, give up the write claim and
+ * Last task of every run, whatever happened: shape the reply (message_sending),
+ * write the terminal state once, emit `lifecycle end|error`, answer the
+ * requester, run message_sent and agent_end, give up the write claim and
  * hand the session lane to the next waiting run. Safe to run twice.
  */
 export async function finalizeRun(deps: RunDeps, input: FinalizeInput): Promise<{ runId: string; status: string }> {
@@ -41,12 +43,10 @@ function finalDecision(input: FinalizeInput): Finalize {
 async function endRun(deps: RunDeps, run: RunRecord, input: FinalizeInput, decision: Finalize): Promise<void> {
   const attempts = await listAttempts(deps.db, run.runId);
   const last = attempts[attempts.length - 1];
-  const payloads = shapeReply({
-    status: decision.status,
-    finalText: decision.status === "ok" ? (last?.finalText ?? "") : "",
-    error: decision.error,
-    toolErrors: last?.toolErrors ?? [],
-  });
+  const finalText = decision.status === "ok" ? (last?.finalText ?? "") : "";
+  const shaped = shapeReply({ status: decision.status, finalText, error: decision.error, toolErrors: last?.toolErrors ?? [] });
+  // message_sending may rewrite or cancel the reply before it is stored and delivered.
+  const { payloads, sentText } = await outboundReply(deps, run, shaped);
   const usage = attempts.reduce((sum, attempt) => addUsage(sum, attempt.usage), ZERO_USAGE);
   const endedAt = deps.db.now();
   const meta = {
@@ -85,4 +85,11 @@ async function endRun(deps: RunDeps, run: RunRecord, input: FinalizeInput, decis
   await emitter.flush();
   // The WebSocket `agent` request that started the run gets its final `res` now, from this Lambda.
   await replyToRequester(deps, run.runId);
+  // Once per run: only the task that wrote the terminal state gets here.
+  await runEndHooks(deps, run, {
+    status: decision.status,
+    finalText,
+    sentText,
+    meta: { durationMs: meta.durationMs, model: meta.model, attempts: meta.attempts, usage, ...(meta.error ? { error: meta.error } : {}) },
+  });
 }

@@ -35,6 +35,8 @@ export interface IterationInput {
  * then the pure decision and its side effects. Returns pointers and counters only.
  */
 export async function runLoopIteration(deps: RunDeps, input: IterationInput, runAttempt: AttemptRunner): Promise<StepPointer> {
+  // StartRun already ended the run (a before_agent_run hook blocked it): no attempt, no retry.
+  if (input.decision?.action === "finalize") return { runId: input.runId, loop: input.loop, decision: input.decision };
   let loop = input.loop;
   let previous = input.decision;
   for (;;) {

@@ -2,52 +2,66 @@ import { appendTurn, claimWriter, releaseWriter } from "../aws/transcript";
 import { getRun, markRunning, recordUserEntry, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
 import { RunNotFoundError } from "../aws/errors";
 import { touchSession } from "../aws/sessions";
-import { initialLoopState, type LoopState } from "../core/run-loop";
+import { initialLoopState, type FinalizeDecision, type LoopState } from "../core/run-loop";
 import { modelChain } from "../providers/registry";
 import { RunEventEmitter } from "../events/emitter";
 import { depsForConfigVersion, type RunDeps } from "./deps";
 import type { LoopPointer } from "./pointer";
 import { profileCounts } from "./profiles";
 import { enterSession, sessionStartEntries } from "./session-boundary";
+import { runStartHooks } from "./run-start-hooks";
 
 /** Lease for short steps that only append a message. */
 const SHORT_LEASE_MS = 60_000;
 
 /**
- * First task of a run: mark it running, persist the user's message under the
- * session write claim, announce `lifecycle start`. Idempotent, because Step
+ * First task of a run: mark it running, run the run-start hooks
+ * (message_received, before_model_resolve, before_agent_run: ./run-start-hooks.ts),
+ * persist the user's message under the session write claim, announce
+ * `lifecycle start`. Idempotent, because Step
  * Functions may run a task twice: the message is appended once (the last
  * committed entry tells) and `start` is emitted only into an empty event log.
  */
-export async function startRun(anyDeps: RunDeps, runId: string, carried?: LoopState): Promise<LoopPointer> {
-  const run = await getRun(anyDeps.db, runId);
-  if (!run) throw new RunNotFoundError(runId);
+export async function startRun(anyDeps: RunDeps, runId: string, carried?: LoopState): Promise<StartPointer> {
+  const found = await getRun(anyDeps.db, runId);
+  if (!found) throw new RunNotFoundError(runId);
   // Continue-as-new: a long run goes on in this fresh execution with its loop state.
   if (carried) return { runId, loop: carried };
-  const deps = await depsForConfigVersion(anyDeps, run.configVersion);
+  const deps = await depsForConfigVersion(anyDeps, found.configVersion);
+  let run = found;
+  let ended: FinalizeDecision | undefined;
+  if (!TERMINAL_STATUSES.has(run.status)) {
+    const startedAt = deps.db.now();
+    await markRunning(deps.db, runId, startedAt);
+    const session = await touchSession(deps.db, run.sessionKey, runId);
+    if (run.userEntrySeq === undefined) {
+      // Once per run (a retried StartRun after the message was persisted does not repeat them).
+      const hooked = await runStartHooks(deps, run);
+      run = { ...run, model: hooked.model };
+      ended = hooked.ended;
+      if (!ended) {
+        // In lane order: a `/new` starts a new transcript; a run accepted before one adopts it.
+        const entered = await enterSession(deps, run, session);
+        await persistUserMessage(deps, entered.run, entered.userText);
+      }
+    }
+    const emitter = await RunEventEmitter.open(emitterDeps(deps), runId, run.sessionKey);
+    if (emitter.lastSeq === 0) {
+      emitter.emit("lifecycle", { phase: "start", startedAt: run.startedAt ?? startedAt, model: run.model });
+    }
+    await emitter.flush();
+  }
   const loop = initialLoopState(modelChain(deps.config, run.model).length, {
     profileCounts: profileCounts(deps.config, run.model),
     iterationsPerExecution: deps.config.loop.iterationsPerExecution,
     configVersion: run.configVersion,
   });
-  if (TERMINAL_STATUSES.has(run.status)) return { runId, loop };
-
-  const startedAt = deps.db.now();
-  await markRunning(deps.db, runId, startedAt);
-  const session = await touchSession(deps.db, run.sessionKey, runId);
-  if (run.userEntrySeq === undefined) {
-    // In lane order: a `/new` starts a new transcript; a run accepted before one adopts it.
-    const entered = await enterSession(deps, run, session);
-    await persistUserMessage(deps, entered.run, entered.userText);
-  }
-
-  const emitter = await RunEventEmitter.open(emitterDeps(deps), runId, run.sessionKey);
-  if (emitter.lastSeq === 0) {
-    emitter.emit("lifecycle", { phase: "start", startedAt: run.startedAt ?? startedAt, model: run.model });
-  }
-  await emitter.flush();
-  return { runId, loop };
+  // A blocked run goes straight to FinalizeRun through the Attempt task (shared/run/loop-iteration.ts).
+  return ended ? { runId, loop, decision: ended } : { runId, loop };
 }
+
+/** StartRun's output: the loop, and a finalize decision when the run ended before its first attempt. */
+export type StartPointer = LoopPointer & { decision?: FinalizeDecision };
 
 async function persistUserMessage(deps: RunDeps, run: RunRecord, text: string): Promise<void> {
   const claim = await claimWriter(deps.db, run.sessionId, run.runId, {

@@ -153,13 +153,13 @@ describe("before the first model call", () => {
     expect(provider.requests).toHaveLength(0);
   });
 
-  it("runs agent_end observers with the outcome after the attempt", async () => {
+  it("does not run agent_end: it fires once per run, in FinalizeRun, not once per attempt", async () => {
     const ends: string[] = [];
     const hooks = new HookRegistry().register("agent_end", (e) => {
       ends.push(`${e.outcome}:${e.finalText}`);
     });
     const { session } = input([{ calls: [{ name: "lookup" }] }, { text: "Fine." }], { hooks });
-    await runAttemptSession(session);
-    expect(ends).toEqual(["completed:Fine."]);
+    expect(await runAttemptSession(session)).toMatchObject({ outcome: { kind: "completed" }, finalText: "Fine." });
+    expect(ends).toEqual([]);
   });
 });

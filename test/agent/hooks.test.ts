@@ -69,7 +69,7 @@ describe("message_sending decision rules (seed 001)", () => {
       .register("message_sending", (e) => (ran.push("rewrite"), { text: e.text.toUpperCase(), cancel: false }), { priority: 3 })
       .register("message_sending", () => (ran.push("cancel"), { cancel: true }), { id: "cancel", priority: 2 })
       .register("message_sending", () => (ran.push("after"), { cancel: false }), { priority: 1 });
-    expect(await runMessageSending(hooks, { ...ref, text: "hi" })).toEqual({ text: "HI", cancelled: true, cancelledBy: "cancel" });
+    expect(await runMessageSending(hooks, { ...ref, text: "hi", channel: "ws" })).toEqual({ text: "HI", cancelled: true, cancelledBy: "cancel" });
     expect(ran).toEqual(["rewrite", "cancel"]);
   });
 });
@@ -104,7 +104,7 @@ describe("first-answer, observer and transform hooks", () => {
       .register("agent_end", (e) => {
         seen.push(e.outcome);
       });
-    await runObservers(hooks, "agent_end", { ...ref, messages: [], outcome: "completed", finalText: "" });
+    await runObservers(hooks, "agent_end", { ...ref, messages: [], outcome: "completed", finalText: "", meta: { durationMs: 1, model: "offline/echo", attempts: 1, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 } } });
     expect(seen).toEqual(["completed"]);
     expect(reports).toHaveLength(1);
   });

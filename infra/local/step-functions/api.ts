@@ -11,6 +11,7 @@ import type { ExecutionRecord, ExecutionStatus, ExecutionStore, ExecutionSummary
 import { STATE_PAYLOAD_LIMIT_BYTES } from "./limits";
 import type { MachineRegistry } from "./machines";
 import type { Runner } from "./runner";
+import type { TaskTokenRegistry } from "./task-tokens";
 
 export type JsonObject = Record<string, unknown>;
 export type Operation = (request: JsonObject) => JsonObject;
@@ -20,6 +21,7 @@ export interface SfnApiDeps {
   registry: MachineRegistry;
   store: ExecutionStore;
   runner: Runner;
+  tokens: TaskTokenRegistry;
 }
 
 const STATUSES: readonly ExecutionStatus[] = ["RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"];
@@ -34,6 +36,12 @@ export function sfnOperations(deps: SfnApiDeps): Record<string, Operation> {
     DescribeExecution: (request) => describeExecution(request, deps),
     StopExecution: (request) => stopExecution(request, deps),
     ListExecutions: (request) => listExecutions(request, deps),
+    // Answers to `.waitForTaskToken` tasks (task-tokens.ts); each returns `{}` like AWS.
+    SendTaskSuccess: (request) => (deps.tokens.succeed(request.taskToken, request.output), {}),
+    SendTaskFailure: (request) => (
+      deps.tokens.fail(request.taskToken, optionalString(request, "error", MAX_ERROR_LENGTH), optionalString(request, "cause", MAX_CAUSE_LENGTH)), {}
+    ),
+    SendTaskHeartbeat: (request) => (deps.tokens.heartbeat(request.taskToken), {}),
   };
 }
 

@@ -8,6 +8,8 @@ type JsonObject = Record<string, unknown>;
 export interface TaskStateRef {
   stateName: string;
   resource: string;
+  /** `.waitForTaskToken` tasks: the longest gap between heartbeats (unset = none required). */
+  heartbeatSeconds?: number;
 }
 
 /** Node fires a timer at once when its delay is past 2^31-1 ms; this is the longest it can hold. */
@@ -40,7 +42,9 @@ export function forEachState(definition: JsonObject, visit: (name: string, state
 export function taskStates(definition: object): TaskStateRef[] {
   const tasks: TaskStateRef[] = [];
   forEachState(asObject(definition), (stateName, state) => {
-    if (state.Type === "Task") tasks.push({ stateName, resource: String(state.Resource ?? "") });
+    if (state.Type !== "Task") return;
+    const heartbeatSeconds = typeof state.HeartbeatSeconds === "number" ? state.HeartbeatSeconds : undefined;
+    tasks.push({ stateName, resource: String(state.Resource ?? ""), ...(heartbeatSeconds ? { heartbeatSeconds } : {}) });
   });
   return tasks;
 }

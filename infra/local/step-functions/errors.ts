@@ -19,7 +19,11 @@ export type SfnApiErrorCode =
   | "InvalidExecutionInput"
   | "ValidationException"
   | "UnknownOperationException"
-  | "SerializationException";
+  | "SerializationException"
+  | "InvalidToken"
+  | "TaskDoesNotExist"
+  | "TaskTimedOut"
+  | "InvalidOutput";
 
 export class SfnApiError extends Error {
   readonly code: SfnApiErrorCode;
@@ -35,6 +39,8 @@ export const STATES_DATA_LIMIT_EXCEEDED = "States.DataLimitExceeded";
 export const STATES_TASK_FAILED = "States.TaskFailed";
 export const STATES_RUNTIME = "States.Runtime";
 export const STATES_TIMEOUT = "States.Timeout";
+/** A `.waitForTaskToken` task whose HeartbeatSeconds passed without SendTaskHeartbeat. */
+export const STATES_HEARTBEAT_TIMEOUT = "States.HeartbeatTimeout";
 
 /** A Task failure as Step Functions names it (`Error`) and explains it (`Cause`). */
 export class StatesTaskError extends Error {

@@ -6,6 +6,7 @@ import { StateMachine } from "aws-local-stepfunctions";
 import { type ArnScope, isValidName, stateMachineArn } from "./arns";
 import { prepareDefinition } from "./definition";
 import { bindTaskHandlers, type TaskHandler, type TaskOverride } from "./tasks";
+import type { TaskTokenRegistry } from "./task-tokens";
 
 export interface LocalStateMachine {
   name: string;
@@ -33,6 +34,7 @@ export class MachineRegistry {
   constructor(
     private readonly scope: ArnScope,
     private readonly track: <T>(work: Promise<T>) => Promise<T>,
+    private readonly tokens?: TaskTokenRegistry,
   ) {}
 
   /**
@@ -51,6 +53,7 @@ export class MachineRegistry {
       region: this.scope.region,
       accountId: this.scope.accountId,
       track: this.track,
+      tokens: this.tokens,
     });
     const arn = stateMachineArn(this.scope, machine.name);
     this.machines.set(arn, { arn, name: machine.name, engine, overrides, waitStateMs: machine.waitStateMs });

@@ -22,6 +22,7 @@ import {
 import { dataLimitCause, exceedsStateLimit } from "./limits";
 import type { RegisteredMachine } from "./machines";
 import type { JsonValue } from "./tasks";
+import { TASK_TOKEN_PLACEHOLDER } from "./task-tokens";
 
 type EngineRun = ReturnType<StateMachine["run"]>;
 /** One entry of the library's execution event log (StateEntered, StateExited, ...). */
@@ -140,6 +141,8 @@ function contextObject(record: ExecutionRecord, machine: RegisteredMachine, scop
       RedriveCount: 0,
     },
     StateMachine: { Id: machine.arn, Name: machine.name },
+    // `.waitForTaskToken` tasks swap in their own token (./task-tokens.ts).
+    Task: { Token: TASK_TOKEN_PLACEHOLDER },
   };
 }
 

@@ -6,7 +6,10 @@
  *   is the event; the function's result is the task result;
  * - the optimised `arn:aws:states:::lambda:invoke`: Parameters carry
  *   `FunctionName` and `Payload`; the result is wrapped as
- *   `{ ExecutedVersion, Payload, SdkHttpMetadata, SdkResponseMetadata, StatusCode }`.
+ *   `{ ExecutedVersion, Payload, SdkHttpMetadata, SdkResponseMetadata, StatusCode }`;
+ * - `arn:aws:states:::lambda:invoke.waitForTaskToken`: the same invocation
+ *   with `$$.Task.Token` in the Payload; the function's answer is ignored and
+ *   the task waits for SendTaskSuccess / SendTaskFailure (./task-tokens.ts).
  *
  * Errors reach Retry/Catch as Step Functions reports them: a function error
  * is named by its errorType with the runtime's JSON payload as Cause
@@ -25,6 +28,7 @@ import { lambdaFunctionName } from "./arns";
 import { taskStates } from "./definition";
 import { STATES_TASK_FAILED, StatesTaskError } from "./errors";
 import { assertTaskInputWithinLimit, assertTaskResultWithinLimit } from "./limits";
+import { withTaskToken, type TaskTokenRegistry } from "./task-tokens";
 
 export type TaskHandler = (input: unknown, context: Context) => Promise<unknown>;
 
@@ -41,6 +45,8 @@ export interface TaskBindingOptions {
   accountId: string;
   /** Registers an in-flight invocation so that idleness can wait for it. */
   track: <T>(work: Promise<T>) => Promise<T>;
+  /** Where `.waitForTaskToken` tasks wait for their answer (none: such tasks are refused at registration). */
+  tokens?: TaskTokenRegistry;
 }
 
 interface LocalFunction {
@@ -51,14 +57,18 @@ interface LocalFunction {
 }
 
 const LAMBDA_INVOKE_RESOURCE = /^arn:aws[a-z-]*:states:::lambda:invoke$/;
+const LAMBDA_INVOKE_WAIT_RESOURCE = /^arn:aws[a-z-]*:states:::lambda:invoke\.waitForTaskToken$/;
 const SERVICE_INTEGRATION_RESOURCE = /^arn:aws[a-z-]*:states:::/;
 
 /** Builds the library's `taskResourceLocalHandlers`; throws on a Task it cannot serve. */
 export function bindTaskHandlers(definition: object, options: TaskBindingOptions): Record<string, TaskOverride> {
   const functions = localFunctions(options);
   const overrides: Record<string, TaskOverride> = {};
-  for (const { stateName, resource } of taskStates(definition)) {
-    overrides[stateName] = bindTask(stateName, resource, functions, options);
+  for (const { stateName, resource, heartbeatSeconds } of taskStates(definition)) {
+    overrides[stateName] =
+      LAMBDA_INVOKE_WAIT_RESOURCE.test(resource) && options.tokens
+        ? waitForTaskTokenTask(resource, functions, options, options.tokens, heartbeatSeconds)
+        : bindTask(stateName, resource, functions, options);
   }
   return overrides;
 }
@@ -114,6 +124,36 @@ function lambdaInvokeTask(resource: string, functions: LocalFunction[], options:
     }
     const result = await invokeFunction(fn, toInvokePayload(Payload), options);
     const output = lambdaInvokeOutput(result);
+    assertTaskResultWithinLimit(output, resource);
+    return output;
+  };
+}
+
+/** Invokes the function with the token in its payload, then waits for the token's answer. */
+function waitForTaskTokenTask(
+  resource: string,
+  functions: LocalFunction[],
+  options: TaskBindingOptions,
+  tokens: TaskTokenRegistry,
+  heartbeatSeconds: number | undefined,
+): TaskOverride {
+  return async (parameters) => {
+    assertTaskInputWithinLimit(parameters, resource);
+    const { token, result } = tokens.issue(heartbeatSeconds);
+    result.catch(() => undefined); // settled below, or never read when the invocation fails
+    const { FunctionName, Payload } = asParameters(withTaskToken(parameters, token));
+    const fn = typeof FunctionName === "string" ? findFunction(FunctionName, functions) : undefined;
+    if (!fn) {
+      tokens.abandon(token);
+      throw new StatesTaskError("Lambda.ResourceNotFoundException", `Function not found: ${String(FunctionName)}`);
+    }
+    try {
+      await invokeFunction(fn, toInvokePayload(Payload), options);
+    } catch (error) {
+      tokens.abandon(token);
+      throw error;
+    }
+    const output = await result;
     assertTaskResultWithinLimit(output, resource);
     return output;
   };

@@ -1,0 +1,113 @@
+import { createHash } from "node:crypto";
+import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { ExternalInputSchema, resolveRefusal, type ExternalInput, type ExternalInputKind, type ResolveRefusal } from "../core/external-input";
+import { conditionally, isConditionFailure, type Db } from "./dynamo";
+import { keys } from "./keys";
+
+/**
+ * The external inputs a run waits for (shared/core/external-input.ts), one
+ * item each next to the run. Every transition is one conditional write:
+ *
+ *   create   attribute_not_exists(pk)        a retried attempt finds the same input
+ *   token    status = pending                the pause task parks its task token
+ *   resolve  status = pending AND deadlineAt > now AND kind = :kind
+ *            (else a consistent read says why: already resolved / expired -> 409)
+ */
+const NOT_YET_CREATED = "attribute_not_exists(pk)";
+const STILL_PENDING = "#status = :pending";
+const ANSWERABLE = "#status = :pending AND deadlineAt > :now AND #kind = :kind";
+
+/** Approval ids are derived from the call, so an attempt retried after a crash asks once. */
+export function approvalIdFor(runId: string, toolCallId: string): string {
+  return `apr_${createHash("sha256").update(`${runId}\n${toolCallId}`).digest("hex").slice(0, 24)}`;
+}
+
+/** Creates the pending input, or returns the one an earlier attempt created. */
+export async function createPendingInput(db: Db, input: Omit<ExternalInput, "v" | "status">, retentionDays = 7): Promise<ExternalInput> {
+  const item: ExternalInput = { v: 1, status: "pending", ...input };
+  const created = await conditionally(() =>
+    db.doc.send(
+      new PutCommand({
+        TableName: db.table,
+        Item: { ...keys.externalInput(input.runId, input.inputId), ...item, // The table's TTL attribute (epoch seconds): kept a while after the deadline for the record.
+        expiresAt: Math.floor(input.deadlineAt / 1000) + retentionDays * 86_400 },
+        ConditionExpression: NOT_YET_CREATED,
+      }),
+    ),
+  );
+  if (created) return item;
+  const existing = await getExternalInput(db, input.runId, input.inputId);
+  if (!existing) throw new Error(`external input ${input.inputId} vanished while it was created`);
+  return existing;
+}
+
+export async function getExternalInput(db: Db, runId: string, inputId: string): Promise<ExternalInput | undefined> {
+  const out = await db.doc.send(new GetCommand({ TableName: db.table, Key: keys.externalInput(runId, inputId), ConsistentRead: true }));
+  return out.Item ? ExternalInputSchema.parse(strip(out.Item)) : undefined;
+}
+
+/**
+ * The pause task parks its token. Returns the input as it is now: when it was
+ * answered before the token arrived, the caller sends the token itself.
+ */
+export async function attachTaskToken(db: Db, runId: string, inputId: string, taskToken: string): Promise<ExternalInput | undefined> {
+  try {
+    const out = await db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: keys.externalInput(runId, inputId),
+        UpdateExpression: "SET taskToken = :token",
+        ConditionExpression: STILL_PENDING,
+        ExpressionAttributeNames: { "#status": "status" },
+        ExpressionAttributeValues: { ":token": taskToken, ":pending": "pending" },
+        ReturnValues: "ALL_NEW",
+      }),
+    );
+    return ExternalInputSchema.parse(strip(out.Attributes!));
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+    return getExternalInput(db, runId, inputId);
+  }
+}
+
+export type ResolveResult = { ok: true; input: ExternalInput } | { ok: false; refusal: ResolveRefusal | { code: "not_found"; message: string } };
+
+/** Stores the answer once, before the deadline; otherwise says why not (the API's 404 / 409). */
+export async function resolveExternalInput(db: Db, runId: string, inputId: string, kind: ExternalInputKind, answer: ExternalInput["answer"]): Promise<ResolveResult> {
+  const now = db.now();
+  try {
+    const out = await db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: keys.externalInput(runId, inputId),
+        UpdateExpression: "SET #status = :resolved, answer = :answer, resolvedAt = :now",
+        ConditionExpression: ANSWERABLE,
+        ExpressionAttributeNames: { "#status": "status", "#kind": "kind" },
+        ExpressionAttributeValues: { ":resolved": "resolved", ":pending": "pending", ":answer": answer, ":now": now, ":kind": kind },
+        ReturnValues: "ALL_NEW",
+      }),
+    );
+    return { ok: true, input: ExternalInputSchema.parse(strip(out.Attributes!)) };
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+    // Resolved inputs never change again, so reading after the failed write tells why it failed.
+    const existing = await getExternalInput(db, runId, inputId);
+    if (!existing) return { ok: false, refusal: { code: "not_found", message: `No pending input ${inputId} for run ${runId}.` } };
+    return { ok: false, refusal: resolveRefusal(existing, kind, now) ?? { code: "already_resolved", message: `${inputId} was already resolved.` } };
+  }
+}
+
+/** `allow-always`: later calls of this tool in this session need no approval. */
+export async function rememberAllowAlways(db: Db, sessionKey: string, toolName: string): Promise<void> {
+  await db.doc.send(new PutCommand({ TableName: db.table, Item: { ...keys.allowAlways(sessionKey, toolName), v: 1, toolName, at: db.now() } }));
+}
+
+export async function isAllowedAlways(db: Db, sessionKey: string, toolName: string): Promise<boolean> {
+  const out = await db.doc.send(new GetCommand({ TableName: db.table, Key: keys.allowAlways(sessionKey, toolName), ConsistentRead: true }));
+  return out.Item !== undefined;
+}
+
+function strip(item: Record<string, unknown>): Record<string, unknown> {
+  const { pk: _pk, sk: _sk, expiresAt: _ttl, ...rest } = item;
+  return rest;
+}

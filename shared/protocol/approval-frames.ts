@@ -1,0 +1,68 @@
+/**
+ * OpenClaw's approval frames, so OpenClaw's own clients can answer our
+ * approvals. Names and shapes from OpenClaw's gateway source
+ * (openclaw/openclaw `src/gateway/protocol/schema/plugin-approvals.ts`:
+ * PluginApprovalRequestParams / PluginApprovalResolveParams `{id, decision}`,
+ * decisions allow-once | allow-always | deny; the pushed events
+ * `plugin.approval.requested` `{id, request, createdAtMs, expiresAtMs}` and
+ * `plugin.approval.resolved` `{id, decision, resolvedBy?, ts}`, sent to
+ * connections with the approvals scope). The `exec.approval.*` family has the same
+ * event and resolve shapes for shell commands; a tool call is a plugin approval.
+ */
+import { z } from "zod";
+import { APPROVAL_DECISIONS, type ApprovalDecision, type ExternalInput } from "../core/external-input";
+
+export const APPROVAL_EVENTS = {
+  requested: "plugin.approval.requested",
+  resolved: "plugin.approval.resolved",
+} as const;
+
+/** WebSocket methods that resolve an approval: OpenClaw's, both families. */
+export const APPROVAL_RESOLVE_METHODS = ["plugin.approval.resolve", "exec.approval.resolve"] as const;
+
+export const ApprovalResolveParamsSchema = z.object({ id: z.string().min(1), decision: z.enum(APPROVAL_DECISIONS) }).strict();
+
+/** The run's own event (`stream: "approval"`), in the event log and on every surface. */
+export function approvalRequestedData(input: ExternalInput) {
+  return {
+    phase: "requested" as const,
+    approvalId: input.inputId,
+    toolName: input.toolName,
+    toolCallId: input.toolCallId,
+    args: input.args,
+    expiresAt: input.deadlineAt,
+    ...(input.title ? { title: input.title } : {}),
+    ...(input.description ? { description: input.description } : {}),
+  };
+}
+
+export function approvalResolvedData(approvalId: string, decision: ApprovalDecision | "timeout") {
+  return { phase: "resolved" as const, approvalId, decision };
+}
+
+/** `plugin.approval.requested` as OpenClaw's gateway pushes it. */
+export function pluginApprovalRequestedFrame(input: ExternalInput, pluginId?: string) {
+  return {
+    type: "event" as const,
+    event: APPROVAL_EVENTS.requested,
+    payload: {
+      id: input.inputId,
+      request: {
+        title: input.title ?? `Tool requires approval: ${input.toolName}`,
+        description: input.description ?? `The agent wants to call ${input.toolName}.`,
+        toolName: input.toolName,
+        toolCallId: input.toolCallId,
+        sessionKey: input.sessionKey,
+        allowedDecisions: [...APPROVAL_DECISIONS],
+        timeoutMs: input.deadlineAt - input.createdAt,
+        ...(pluginId ? { pluginId } : {}),
+      },
+      createdAtMs: input.createdAt,
+      expiresAtMs: input.deadlineAt,
+    },
+  };
+}
+
+export function pluginApprovalResolvedFrame(approvalId: string, decision: ApprovalDecision, ts: number, resolvedBy?: string) {
+  return { type: "event" as const, event: APPROVAL_EVENTS.resolved, payload: { id: approvalId, decision, ts, ...(resolvedBy ? { resolvedBy } : {}) } };
+}
