@@ -41,6 +41,8 @@ export interface AttemptSessionInput extends LoopPorts {
   maxToolResultChars?: number;
   /** The tool surface before hooks narrow it. */
   tools: ReadonlyMap<string, ToolDefinition>;
+  /** MCP servers down for this attempt (name -> why): the prompt's Tooling section says so. */
+  unavailableToolServers?: ReadonlyMap<string, string>;
   hooks: HookRegistry;
   engine?: ContextEngine;
   /** What an earlier overflow of this model taught the run (core/overflow.ts). */

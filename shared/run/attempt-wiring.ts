@@ -2,6 +2,7 @@ import type { AttemptSink } from "../agent/attempt";
 import type { AttemptSessionInput } from "../agent/attempt-session";
 import { createDirWorkspaceSource, EMPTY_WORKSPACE, emptyWorkspaceSource, type Workspace, type WorkspaceSource } from "../agent/prompt/workspace";
 import { buildToolSurface } from "../agent/tools/registry";
+import { loadMcpTools, mcpMissingToolReason } from "../agent/tools/mcp/tools";
 import { createUsageMeter } from "../agent/usage-meter";
 import type { RunRecord } from "../aws/runs";
 import { createDynamoToolLedger } from "../aws/tool-ledger";
@@ -45,6 +46,9 @@ export async function wireAttemptSession(deps: RunDeps, input: AttemptWiringInpu
   const workspace = await loadWorkspace(deps, config);
   const hooks = hooksFromConfig(config.hooks, ({ hook, id, error }) => deps.log.warn("hook failed", { hook, id, error: String(error) })).combinedWith(deps.hooks);
   const spentBefore = await readSpend(deps.db, run.runId, run.sessionKey);
+  // MCP servers are listed per attempt (cached in the warm function); one that is down only takes its own tools away.
+  const mcp = await loadMcpTools(config.mcp, { signal: input.signal });
+  if (mcp.unavailable.size > 0) deps.log.warn("MCP servers unavailable for this attempt", { runId: run.runId, servers: Object.fromEntries(mcp.unavailable) });
   return {
     provider: input.provider,
     model: input.model,
@@ -61,7 +65,9 @@ export async function wireAttemptSession(deps: RunDeps, input: AttemptWiringInpu
     },
     context: config.context,
     maxToolResultChars: config.agent.maxToolResultChars,
-    tools: buildToolSurface({ config: config.tools, skills: workspace.skills, now: deps.db.now, extra: deps.pluginTools }),
+    tools: buildToolSurface({ config: config.tools, skills: workspace.skills, now: deps.db.now, extra: [...(deps.pluginTools ?? []), ...mcp.tools] }),
+    missingToolReason: mcpMissingToolReason(mcp),
+    unavailableToolServers: mcp.unavailable,
     hooks,
     ledger: createDynamoToolLedger(deps.db, run.runId, { retentionDays: config.events.retentionDays }),
     meter: createUsageMeter({

@@ -17,6 +17,8 @@ export interface ToolLifecycleDeps {
   /** Per-call time limit unless the tool sets its own. */
   timeoutMs: number;
   now(): number;
+  /** Why a tool that is not offered is missing, when that is known (an MCP server that is down). */
+  missingToolReason?(name: string): string | undefined;
 }
 
 export interface ToolCallOutcome {
@@ -44,7 +46,7 @@ export async function runToolCall(call: ToolCallBlock, deps: ToolLifecycleDeps):
   const tool = deps.tools.get(name);
   const finish = (status: ToolCallStatus, output: ToolOutput) => seal(call, deps, tool, status, output, started);
   if (deps.context.signal.aborted) return finish("aborted", { content: ABORTED_TOOL_RESULT, isError: true });
-  if (!tool) return finish("failed", { content: `Error: the tool "${name}" is not available.`, isError: true });
+  if (!tool) return finish("failed", { content: missingToolMessage(name, deps), isError: true });
 
   if (tool.mutating) {
     const recorded = await deps.ledger.get(call.id);
@@ -108,6 +110,11 @@ async function execute(
     clearTimeout(timer);
     deps.context.signal.removeEventListener("abort", onAbort);
   }
+}
+
+function missingToolMessage(name: string, deps: ToolLifecycleDeps): string {
+  const reason = deps.missingToolReason?.(name);
+  return reason ? `Error: the tool "${name}" is not available: ${reason}` : `Error: the tool "${name}" is not available.`;
 }
 
 export function formatError(error: unknown): string {
