@@ -100,6 +100,8 @@ export async function runAttemptSession(input: AttemptSessionInput): Promise<Att
         contextWindowTokens: prepared.contextWindowTokens,
         tokenScale: input.calibration?.tokenScale,
       })));
+  // Whatever the outcome, the decision after it sizes with the prompt that was sent (timeout compaction).
+  result.systemPromptChars = prepared.system.length;
   await runObservers(input.hooks, "agent_end", {
     ...runRef(input),
     messages: prepared.messages,

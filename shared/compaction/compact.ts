@@ -46,6 +46,8 @@ export interface CompactRequest {
   tokenScale?: number;
   /** When the budget keeps everything, summarise everything before the current turn. */
   force?: boolean;
+  /** Tokens of the system prompt the last attempt sent (the kept part must fit next to it). */
+  systemPromptTokens?: number;
 }
 
 export type CompactOutcome =
@@ -70,6 +72,7 @@ export async function compactTranscript(ctx: CompactionContext, request: Compact
     reserveTokens: request.reserveTokens,
     tokenScale: request.tokenScale,
     force: request.force,
+    systemPromptTokens: request.systemPromptTokens,
   });
   if (!plan.compact && plan.reason === "no_real_conversation") {
     ctx.events?.emit("compaction", compactionEvent.end({ willRetry: request.willRetry, completed: false }));
