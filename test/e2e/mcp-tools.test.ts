@@ -1,4 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import type { Worker } from "node:worker_threads";
 import { listAttempts } from "../../shared/aws/attempts";
 import { chat } from "../support/fake-openai-server";
@@ -58,6 +60,17 @@ describe("MCP tools end to end", () => {
     expect(toolMessage(second, "call_lookup")?.content).toBe("Found: refund policy");
     expect(mcp.callsOf("lookup").at(-1)).toMatchObject({ args: { query: "refund policy" }, headers: { authorization: "Bearer tok-e2e" } });
     expect(run.record.result?.payloads).toEqual([{ text: "Refunds take 5 days." }]);
+  });
+
+  it("the header secret never enters the template or the assets (only its name does)", () => {
+    const { stack } = loop;
+    const assetDirs = new Set(Object.values(stack.functions).map((fn) => fn.environment.LAMBDA_TASK_ROOT));
+    for (const dir of assetDirs) {
+      const shipped = readFileSync(join(dir, "agent-config.json"), "utf8");
+      expect(shipped).not.toContain("tok-e2e");
+      expect(shipped).toMatch(/"secret": ?"mcp\/kb\/token"/);
+    }
+    expect(readFileSync(join(stack.assembly.dir, "AgentRunner.template.json"), "utf8")).not.toContain("tok-e2e");
   });
 
   it("a server that is down gives a clear tool error and the run still completes", async () => {
