@@ -125,6 +125,16 @@ describe("MCP calls through the tool lifecycle", () => {
     expect(out.result.content).toMatch(/^Error: the tool "gone__search" is not available: the MCP server "gone" is unavailable for this attempt \(.+\)$/);
   });
 
+  it("a completed mutating call is replayed from the ledger even when its server is down on the retry", async () => {
+    const ledger = createMemoryLedger();
+    const up = await loadMcpTools(config({ kb: { url: mcp.url } }), { catalog: new McpCatalog() });
+    const first = await runToolCall(call("t9", "kb__create_ticket", { title: "Once" }), lifecycle(up, { ledger }));
+    const down = await loadMcpTools(config({ kb: { url: DOWN_URL, timeoutSeconds: 5 } }), { catalog: new McpCatalog() });
+    const retried = await runToolCall(call("t9", "kb__create_ticket", { title: "Once" }), lifecycle(down, { ledger }));
+    expect(retried.meta.status).toBe("replayed");
+    expect(retried.result).toMatchObject({ content: first.result.content, isError: false });
+  });
+
   it("a server that goes down after listing answers the call with a tool error, not a throw", async () => {
     const flaky = await McpTestServer.start();
     const set = await loadMcpTools(config({ flaky: { url: flaky.url, timeoutSeconds: 5 } }), { catalog: new McpCatalog() });

@@ -46,13 +46,13 @@ export async function runToolCall(call: ToolCallBlock, deps: ToolLifecycleDeps):
   const tool = deps.tools.get(name);
   const finish = (status: ToolCallStatus, output: ToolOutput) => seal(call, deps, tool, status, output, started);
   if (deps.context.signal.aborted) return finish("aborted", { content: ABORTED_TOOL_RESULT, isError: true });
-  if (!tool) return finish("failed", { content: missingToolMessage(name, deps), isError: true });
-
-  if (tool.mutating) {
+  // A tool missing now (an MCP server down on a retry) may still have run in an earlier attempt: the ledger knows.
+  if (!tool || tool.mutating) {
     const recorded = await deps.ledger.get(call.id);
     if (recorded?.status === "completed") return finish("replayed", recorded.result);
     if (recorded?.status === "started") return finish("uncertain", { content: UNCERTAIN_TOOL_RESULT, isError: true });
   }
+  if (!tool) return finish("failed", { content: missingToolMessage(name, deps), isError: true });
   const ref = { runId: deps.context.runId, sessionKey: deps.context.sessionKey };
   const decision = await runBeforeToolCall(deps.hooks, { ...ref, toolName: name, toolCallId: call.id, params: call.args });
   if (decision.blocked) return finish("blocked", { content: `Error: ${decision.blockReason}`, isError: true });
