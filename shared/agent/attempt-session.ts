@@ -87,7 +87,7 @@ export interface PreparedAttempt {
 export async function runAttemptSession(input: AttemptSessionInput): Promise<AttemptResult> {
   const prepared = await prepareAttempt(input);
   const early = earlyOutcome(input, prepared);
-  const result = early
+  const ran = early
     ? new AttemptRecorder().build(early)
     : ((await syntheticReply(input, prepared)) ??
       (await runAttempt({
@@ -101,7 +101,7 @@ export async function runAttemptSession(input: AttemptSessionInput): Promise<Att
         tokenScale: input.calibration?.tokenScale,
       })));
   // Whatever the outcome, the decision after it sizes with the prompt that was sent (timeout compaction).
-  result.systemPromptChars = prepared.system.length;
+  const result: AttemptResult = { ...ran, systemPromptChars: prepared.system.length };
   await runObservers(input.hooks, "agent_end", {
     ...runRef(input),
     messages: prepared.messages,
