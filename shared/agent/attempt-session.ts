@@ -1,5 +1,6 @@
 import type { ContextConfig } from "../config/attempt-config";
 import type { AttemptResult } from "../core/attempt-result";
+import { checkContextWindow } from "../core/context-window-guard";
 import { precheckContext, resolveToolResultMaxChars, type PrecheckResult } from "../core/context-budget";
 import { ZERO_USAGE, type AssistantMessage, type Message } from "../core/messages";
 import type { AttemptOutcome, Calibration, Continuation } from "../core/run-loop";
@@ -9,10 +10,11 @@ import { runAttempt, type AttemptParams } from "./attempt";
 import { AttemptRecorder } from "./attempt-recorder";
 import { passthroughContextEngine, type ContextEngine } from "./history/context-engine";
 import { prepareHistory, type PreparedHistory } from "./history/pipeline";
-import { buildBootstrapContext } from "./prompt/bootstrap";
+import type { PromptMode } from "../config/prompt-config";
+import { buildBootstrapContext, selectBootstrapFiles } from "./prompt/bootstrap";
 import { buildSkillsPrompt } from "./prompt/skills";
 import type { Workspace } from "./prompt/workspace";
-import { applyPromptMutations, buildSystemPrompt } from "./system-prompt";
+import { applyPromptMutations, buildSystemPrompt, type SystemPromptParts } from "./system-prompt";
 import { narrowTools } from "./tools/registry";
 import type { ToolDefinition } from "./tools/types";
 
@@ -24,6 +26,19 @@ export interface PromptSettings {
   bootstrapMaxChars: number;
   bootstrapTotalMaxChars: number;
   maxSkillsPromptChars: number;
+  /** `full` (default) / `minimal` / `none` (shared/config/prompt-config.ts). */
+  mode?: PromptMode;
+  /** IANA zone of the date and time in the prompt (default UTC). */
+  userTimezone?: string;
+  agentId?: string;
+  /** When the run was accepted: the prompt's date and time (default: now). */
+  runStartedAt?: number;
+  /** Where the message came from (the Runtime line). */
+  channel?: string;
+  /** The session's first run: BOOTSTRAP.md is included. */
+  firstRun?: boolean;
+  /** Where the workspace comes from, in words, for the Workspace section. */
+  workspaceLabel?: string;
 }
 
 /** Everything runAttempt needs except what preparation derives (system, history, tools, caps). */
@@ -41,12 +56,16 @@ export interface AttemptSessionInput extends LoopPorts {
   maxToolResultChars?: number;
   /** The tool surface before hooks narrow it. */
   tools: ReadonlyMap<string, ToolDefinition>;
+  /** MCP servers down for this attempt (name -> why): the prompt's Tooling section says so. */
+  unavailableToolServers?: ReadonlyMap<string, string>;
   hooks: HookRegistry;
   engine?: ContextEngine;
   /** What an earlier overflow of this model taught the run (core/overflow.ts). */
   calibration?: Calibration;
   /** The loop's role-ordering repair: send the history in strict alternation. */
   strictTurns?: boolean;
+  /** Told about conditions that do not stop the attempt (a small context window). */
+  onWarning?(message: string, extra: Record<string, unknown>): void;
 }
 
 export interface PreparedAttempt {
@@ -70,20 +89,21 @@ export interface PreparedAttempt {
 export async function runAttemptSession(input: AttemptSessionInput): Promise<AttemptResult> {
   const prepared = await prepareAttempt(input);
   const early = earlyOutcome(input, prepared);
-  if (early) return new AttemptRecorder().build(early);
-  return (
-    (await syntheticReply(input, prepared)) ??
-    (await runAttempt({
-      ...input,
-      system: prepared.system,
-      history: prepared.messages,
-      tools: prepared.tools,
-      hooks: input.hooks,
-      maxToolResultChars: prepared.toolResultMaxChars,
-      contextWindowTokens: prepared.contextWindowTokens,
-      tokenScale: input.calibration?.tokenScale,
-    }))
-  );
+  const ran = early
+    ? new AttemptRecorder().build(early)
+    : ((await syntheticReply(input, prepared)) ??
+      (await runAttempt({
+        ...input,
+        system: prepared.system,
+        history: prepared.messages,
+        tools: prepared.tools,
+        hooks: input.hooks,
+        maxToolResultChars: prepared.toolResultMaxChars,
+        contextWindowTokens: prepared.contextWindowTokens,
+        tokenScale: input.calibration?.tokenScale,
+      })));
+  // Whatever the outcome, the decision after it sizes with the prompt that was sent (timeout compaction).
+  return { ...ran, systemPromptChars: prepared.system.length };
 }
 
 export async function prepareAttempt(input: AttemptSessionInput): Promise<PreparedAttempt> {
@@ -101,17 +121,12 @@ export async function prepareAttempt(input: AttemptSessionInput): Promise<Prepar
     availableTools: [...input.tools.keys()],
     strictTurns: input.strictTurns === true,
   });
-  const built = buildSystemPrompt({
-    base: input.prompt.basePrompt,
-    skills: buildSkillsPrompt(input.workspace.skills, input.prompt.maxSkillsPromptChars).text,
-    bootstrap: buildBootstrapContext(input.workspace.files, {
-      perFileMaxChars: input.prompt.bootstrapMaxChars,
-      totalMaxChars: input.prompt.bootstrapTotalMaxChars,
-    }).text,
-    extra: input.prompt.extraSystemPrompt,
-    continuation: input.prompt.continuation,
-  });
-  const hook = await runBeforePromptBuild(input.hooks, { ...runRef(input), prompt: lastUserText(history.messages), messages: history.messages, systemPrompt: built });
+  const promptFor = (tools: ReadonlyMap<string, ToolDefinition>) => buildSystemPrompt(systemPromptParts(input, tools));
+  const offered = promptFor(input.tools);
+  const hook = await runBeforePromptBuild(input.hooks, { ...runRef(input), prompt: lastUserText(history.messages), messages: history.messages, systemPrompt: offered });
+  const tools = narrowTools(input.tools, hook.toolsAllow);
+  // The Tooling section lists the tools actually offered: rebuilt when a hook narrowed them.
+  const built = hook.toolsAllow ? promptFor(tools) : offered;
   const system = applyPromptMutations(built, { engineAddition: history.systemPromptAddition, hook });
   const messages = hook.prependContext ? prependToPrompt(history.messages, hook.prependContext) : history.messages;
   const precheck = precheckContext({
@@ -122,11 +137,39 @@ export async function prepareAttempt(input: AttemptSessionInput): Promise<Prepar
     toolResultMaxChars,
     tokenScale: input.calibration?.tokenScale,
   });
-  return { system, history, messages, tools: narrowTools(input.tools, hook.toolsAllow), contextWindowTokens, toolResultMaxChars, precheck };
+  return { system, history, messages, tools, contextWindowTokens, toolResultMaxChars, precheck };
 }
 
-/** A spent budget or a prompt that cannot fit ends the attempt before any model call. */
+/** What the prompt is built from: settings, workspace, the tools on offer and the model that runs. */
+function systemPromptParts(input: AttemptSessionInput, tools: ReadonlyMap<string, ToolDefinition>): SystemPromptParts {
+  const { prompt } = input;
+  const mode = prompt.mode ?? "full";
+  const skills = buildSkillsPrompt(input.workspace.skills, prompt.maxSkillsPromptChars).text;
+  const files = selectBootstrapFiles(input.workspace.files, { mode, firstRun: prompt.firstRun ?? false });
+  const projectContext = buildBootstrapContext(files, { perFileMaxChars: prompt.bootstrapMaxChars, totalMaxChars: prompt.bootstrapTotalMaxChars }).text;
+  return {
+    mode,
+    identity: prompt.basePrompt,
+    tools: [...tools.values()].map((tool) => ({ name: tool.name, description: tool.description })),
+    unavailableToolServers: input.unavailableToolServers,
+    skillsBlock: skills,
+    workspace: prompt.workspaceLabel ?? "the deployment's workspace",
+    runStartedAt: prompt.runStartedAt ?? (input.now ?? Date.now)(),
+    timezone: prompt.userTimezone ?? "UTC",
+    projectContext,
+    extra: prompt.extraSystemPrompt,
+    runtime: { agentId: prompt.agentId ?? "main", model: input.modelRef, channel: prompt.channel, thinking: input.thinking },
+    continuation: prompt.continuation,
+  };
+}
+
+/** A model whose window is too small, a spent budget or a prompt that cannot fit ends the attempt before any model call. */
 function earlyOutcome(input: AttemptSessionInput, prepared: PreparedAttempt): AttemptOutcome | undefined {
+  const window = checkContextWindow(prepared.contextWindowTokens);
+  if (!window.ok) {
+    return { kind: "failed", failure: { kind: "model_not_found", message: window.message, retryable: false, responseStarted: false }, completedModelProgress: false };
+  }
+  if (window.warning) input.onWarning?.(window.warning, { model: input.modelRef, contextTokens: prepared.contextWindowTokens });
   const budget = input.meter?.breach();
   if (budget) return { kind: "budget_exceeded", ...budget };
   const { route, estimatedTokens, promptBudgetTokens, overflowTokens } = prepared.precheck;

@@ -34,6 +34,8 @@ export interface AttemptParams {
    */
   history: Message[];
   tools: ReadonlyMap<string, ToolDefinition>;
+  /** Why a called tool is not offered, when known (an MCP server that is down for this attempt). */
+  missingToolReason?(name: string): string | undefined;
   /** Persists one complete turn (validated against the transcript invariants). */
   commitTurn(turn: Message[]): Promise<void>;
   sink: AttemptSink;
@@ -244,6 +246,7 @@ class AttemptRun {
       maxResultChars: this.params.maxToolResultChars,
       timeoutMs: this.params.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
       now: this.params.now ?? Date.now,
+      missingToolReason: this.params.missingToolReason,
     });
     this.recorder.tool(outcome);
     sink.toolResult(call, outcome.result);

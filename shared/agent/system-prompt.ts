@@ -1,4 +1,5 @@
 import type { Continuation } from "../core/run-loop";
+import { buildPromptSections, type PromptSectionsInput } from "./prompt/sections";
 
 /** Our own wording for the continuation instructions a retried attempt carries. */
 export const CONTINUATION_INSTRUCTIONS: Record<Continuation, string> = {
@@ -11,33 +12,19 @@ export const CONTINUATION_INSTRUCTIONS: Record<Continuation, string> = {
     "Earlier parts of this conversation were compacted into the summary above. Continue from the current state and give the final answer; do not start over, do not repeat work the summary or the transcript shows as done, and only call tools again if the needed evidence is missing.",
 };
 
-export interface SystemPromptParts {
-  base: string;
-  /** The `<available_skills>` block (./prompt/skills). */
-  skills?: string;
-  /** Bootstrap files (AGENTS.md, SOUL.md, ...), already capped (./prompt/bootstrap). */
-  bootstrap?: string;
-  /** Per-run override accepted at intake (`extraSystemPrompt`). */
-  extra?: string;
+export interface SystemPromptParts extends PromptSectionsInput {
   continuation?: Continuation;
 }
 
 /**
  * The system prompt is rebuilt for every attempt (never carried over from an
- * earlier one), in this order: base prompt, skills, bootstrap files, the
- * run's own instructions, then a continuation instruction when the outer
- * loop asks for one. Stable parts first keeps provider prompt caches warm.
+ * earlier one): OpenClaw's sections (./prompt/sections.ts), then a
+ * continuation instruction when the outer loop asks for one (it is the
+ * runner's own control, so it stays even in `none` mode).
  */
 export function buildSystemPrompt(parts: SystemPromptParts): string {
-  return [
-    parts.base,
-    parts.skills,
-    parts.bootstrap,
-    parts.extra ? `## Instructions for this run\n\n${parts.extra}` : undefined,
-    parts.continuation ? CONTINUATION_INSTRUCTIONS[parts.continuation] : undefined,
-  ]
-    .filter((part): part is string => typeof part === "string" && part.trim() !== "")
-    .join("\n\n");
+  const continuation = parts.continuation ? CONTINUATION_INSTRUCTIONS[parts.continuation] : undefined;
+  return [buildPromptSections(parts), continuation].filter((part): part is string => typeof part === "string" && part.trim() !== "").join("\n\n");
 }
 
 export interface PromptMutations {

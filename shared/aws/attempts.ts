@@ -31,6 +31,8 @@ export const AttemptRecordSchema = z.object({
   compactionCount: z.number().int().optional(),
   hadSideEffects: z.boolean().optional(),
   uncertainToolCalls: z.array(z.object({ toolCallId: z.string(), name: z.string() })).optional(),
+  /** The system prompt the attempt sent, in characters (compaction after it sizes with it). */
+  systemPromptChars: z.number().int().min(0).optional(),
 });
 export type AttemptRecord = z.infer<typeof AttemptRecordSchema>;
 

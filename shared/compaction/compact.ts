@@ -49,6 +49,8 @@ export interface CompactRequest {
   force?: boolean;
   /** Usage of each summary call (shared/compaction/summarize.ts). */
   onUsage?(usage: Usage): Promise<void>;
+  /** Tokens of the system prompt the last attempt sent (the kept part must fit next to it). */
+  systemPromptTokens?: number;
 }
 
 export type CompactOutcome =
@@ -73,6 +75,7 @@ export async function compactTranscript(ctx: CompactionContext, request: Compact
     reserveTokens: request.reserveTokens,
     tokenScale: request.tokenScale,
     force: request.force,
+    systemPromptTokens: request.systemPromptTokens,
   });
   if (!plan.compact && plan.reason === "no_real_conversation") {
     ctx.events?.emit("compaction", compactionEvent.end({ willRetry: request.willRetry, completed: false }));

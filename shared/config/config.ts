@@ -10,6 +10,8 @@ import {
 } from "./attempt-config";
 import { DiagnosticsConfigSchema, LanesConfigSchema } from "./lanes-config";
 import { AuthProfilesSchema, CompactionConfigSchema, LoopConfigSchema } from "./loop-config";
+import { McpConfigSchema } from "./mcp-config";
+import { PromptConfigSchema } from "./prompt-config";
 
 /**
  * The agent configuration: which model runs, provider credentials and the
@@ -89,6 +91,10 @@ export const AgentConfigSchema = z
     workspace: WorkspaceConfigSchema.prefault({}),
     tools: ToolsConfigSchema.prefault({}),
     hooks: HooksConfigSchema.prefault({}),
+    /** MCP servers whose tools are offered (docs/mcp.md). */
+    mcp: McpConfigSchema.prefault({}),
+    /** How the system prompt is built (docs/configuration.md "System prompt"). */
+    prompt: PromptConfigSchema.prefault({}),
     budgets: BudgetsConfigSchema.prefault({}),
     pricing: PricingConfigSchema.default({}),
     compaction: CompactionConfigSchema.prefault({}),

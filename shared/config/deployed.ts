@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { AgentConfigSchema, ConfigError, type AgentConfig } from "./config";
+import { cutMcpSecrets, fillMcpSecrets, mcpSecretNames } from "./mcp-secrets";
 
 /**
  * The agent configuration as it is deployed: resolved at synth (file, CDK
@@ -56,7 +57,11 @@ export function splitSecrets(config: AgentConfig): SplitConfig {
     });
     providers[id] = { ...provider, apiKey: undefined, ...(profiles ? { profiles } : {}) };
   }
-  const publicConfig = JSON.parse(JSON.stringify({ ...config, providers })) as Record<string, unknown>;
+  // MCP header secrets (shared/config/mcp-secrets.ts): only their names are shipped.
+  const mcp = cutMcpSecrets(JSON.parse(JSON.stringify({ ...config, providers })) as Record<string, unknown>);
+  const publicConfig = mcp.config;
+  Object.assign(secretValues, mcp.values);
+  secretKeys.push(...mcpSecretNames(publicConfig).filter((name) => !secretKeys.includes(name)));
   return { deployed: { v: 1, version: configVersion(publicConfig), config: publicConfig, secretKeys }, secretValues };
 }
 
@@ -74,7 +79,7 @@ export function joinSecrets(publicConfig: Record<string, unknown>, secrets: Reco
     }
     providers[id] = provider;
   }
-  const parsed = AgentConfigSchema.safeParse({ ...publicConfig, providers });
+  const parsed = AgentConfigSchema.safeParse(fillMcpSecrets({ ...publicConfig, providers }, secrets));
   if (!parsed.success) throw new ConfigError(`deployed configuration is invalid: ${parsed.error.message}`);
   return parsed.data;
 }

@@ -65,5 +65,7 @@ export const AttemptResultSchema = z.object({
   hadSideEffects: z.boolean(),
   uncertainToolCalls: z.array(z.object({ toolCallId: z.string(), name: z.string() })),
   stopReason: z.string().optional(),
+  /** Size of the system prompt this attempt sent (after hooks): what timeout compaction sizes with. */
+  systemPromptChars: z.number().int().min(0).optional(),
 });
 export type AttemptResult = z.infer<typeof AttemptResultSchema>;

@@ -39,6 +39,8 @@ export interface CompactionPlanInput {
   tokenScale?: number;
   /** Summarise everything before the current turn when the budget alone keeps it all. */
   force?: boolean;
+  /** The system prompt the next attempt sends (bootstrap files, skills, tools): the kept part must fit next to it. */
+  systemPromptTokens?: number;
 }
 
 export type CompactionPlan =
@@ -72,7 +74,7 @@ export function planCompaction(input: CompactionPlanInput): CompactionPlan {
   const previous = input.view.find((m) => m.seq === undefined && isSummaryMessage(m.message));
   const stored = input.view.filter((m): m is Required<ViewMessage> => m.seq !== undefined);
   const budget = promptBudgetTokens(input.contextTokens, input.reserveTokens);
-  const keepBudget = Math.min(input.keepRecentTokens, Math.floor(budget / 2));
+  const keepBudget = Math.min(input.keepRecentTokens, Math.floor(Math.max(0, budget - (input.systemPromptTokens ?? 0)) / 2));
   const byBudget = keptStart(stored, keepBudget, scale);
   const forced = byBudget === 0 && input.force === true;
   const cut = forced ? currentTurnStart(stored) : byBudget;

@@ -5,7 +5,8 @@ import { compactTranscript } from "../compaction/compact";
 import { truncateStoredToolResults } from "../compaction/truncate";
 import type { AgentConfig } from "../config/config";
 import { chooseProfile, type ProfileHealth } from "../core/auth-cooldown";
-import { resolveToolResultMaxChars } from "../core/context-budget";
+import { estimateTokens, resolveToolResultMaxChars } from "../core/context-budget";
+import { listAttempts } from "../aws/attempts";
 import { hasFallback, nextModel, type Step } from "../core/decide-steps";
 import type { AttemptOutcome, Decision, LoopState } from "../core/run-loop";
 import { addUsage, ZERO_USAGE, type Usage } from "../core/messages";
@@ -110,6 +111,20 @@ async function chooseRunProfile(deps: RunDeps, run: RunRecord, loop: LoopState, 
   return { loop: { ...loop, profileId: choice.profileId }, health: health.get(choice.profileId) };
 }
 
+/**
+ * The system prompt the run's latest attempt sent, in (calibrated) tokens:
+ * compaction keeps only what fits next to it. Unknown (no attempt recorded
+ * yet, or a record from before the field) counts as nothing, as before.
+ */
+async function lastSystemPromptTokens(deps: RunDeps, runId: string, tokenScale = 1): Promise<number | undefined> {
+  const attempts = await listAttempts(deps.db, runId);
+  const chars = attempts.reduce<{ iteration: number; chars?: number } | undefined>(
+    (latest, a) => (a.systemPromptChars !== undefined && (!latest || a.iteration >= latest.iteration) ? { iteration: a.iteration, chars: a.systemPromptChars } : latest),
+    undefined,
+  )?.chars;
+  return chars === undefined ? undefined : Math.ceil(estimateTokens(chars) * tokenScale);
+}
+
 type ShrinkDecision = Extract<Decision, { action: "compact" | "truncate" }>;
 
 /** The compactions written (0 or 1), or the outcome to decide on when the context could not be shrunk. */
@@ -153,6 +168,7 @@ async function shrinkContext(
         force: true,
         idleTimeoutMs: idleTimeoutFor(deps, prelude.config, prelude.ref, run),
         onUsage,
+        systemPromptTokens: await lastSystemPromptTokens(deps, run.runId, calibrationOf(prelude.loop).tokenScale),
       },
     );
     await events.flush();

@@ -2,6 +2,7 @@ import type { AttemptSink } from "../agent/attempt";
 import type { AttemptSessionInput } from "../agent/attempt-session";
 import { createDirWorkspaceSource, EMPTY_WORKSPACE, emptyWorkspaceSource, type Workspace, type WorkspaceSource } from "../agent/prompt/workspace";
 import { buildToolSurface } from "../agent/tools/registry";
+import { loadMcpTools, mcpMissingToolReason } from "../agent/tools/mcp/tools";
 import { createUsageMeter } from "../agent/usage-meter";
 import type { RunRecord } from "../aws/runs";
 import { createDynamoToolLedger } from "../aws/tool-ledger";
@@ -42,9 +43,13 @@ export interface AttemptWiringInput {
 
 export async function wireAttemptSession(deps: RunDeps, input: AttemptWiringInput): Promise<AttemptSessionInput> {
   const { run, config } = input;
-  const workspace = await loadWorkspace(deps, config);
+  const source = workspaceSource(deps.db, config);
+  const workspace = await loadWorkspace(deps, source);
   const hooks = hooksFromConfig(config.hooks, ({ hook, id, error }) => deps.log.warn("hook failed", { hook, id, error: String(error) })).combinedWith(deps.hooks);
   const spentBefore = await readSpend(deps.db, run.runId, run.sessionKey);
+  // MCP servers are listed per attempt (cached in the warm function); one that is down only takes its own tools away.
+  const mcp = await loadMcpTools(config.mcp, { signal: input.signal });
+  if (mcp.unavailable.size > 0) deps.log.warn("MCP servers unavailable for this attempt", { runId: run.runId, servers: Object.fromEntries(mcp.unavailable) });
   return {
     provider: input.provider,
     model: input.model,
@@ -58,10 +63,21 @@ export async function wireAttemptSession(deps: RunDeps, input: AttemptWiringInpu
       bootstrapMaxChars: config.workspace.bootstrapMaxChars,
       bootstrapTotalMaxChars: config.workspace.bootstrapTotalMaxChars,
       maxSkillsPromptChars: config.workspace.maxSkillsPromptChars,
+      mode: config.prompt.mode,
+      userTimezone: config.prompt.userTimezone,
+      agentId: config.prompt.agentId,
+      // The acceptance time, not "now": every attempt of the run sends the same prompt (warm prompt caches).
+      runStartedAt: run.acceptedAt,
+      channel: run.source,
+      firstRun: isFirstRun(run, input.transcript),
+      workspaceLabel: WORKSPACE_LABELS[source.kind] ?? "the deployment's workspace",
     },
+    onWarning: (message, extra) => deps.log.warn(message, { runId: run.runId, ...extra }),
     context: config.context,
     maxToolResultChars: config.agent.maxToolResultChars,
-    tools: buildToolSurface({ config: config.tools, skills: workspace.skills, now: deps.db.now, extra: deps.pluginTools }),
+    tools: buildToolSurface({ config: config.tools, skills: workspace.skills, now: deps.db.now, extra: [...(deps.pluginTools ?? []), ...mcp.tools] }),
+    missingToolReason: mcpMissingToolReason(mcp),
+    unavailableToolServers: mcp.unavailable,
     hooks,
     ledger: createDynamoToolLedger(deps.db, run.runId, { retentionDays: config.events.retentionDays }),
     meter: createUsageMeter({
@@ -88,14 +104,30 @@ export async function wireAttemptSession(deps: RunDeps, input: AttemptWiringInpu
 }
 
 /** A broken workspace must not stop every run: the prompt goes without it and the log says why. */
-async function loadWorkspace(deps: RunDeps, config: AgentConfig): Promise<Workspace> {
-  const source = workspaceSource(deps.db, config);
+async function loadWorkspace(deps: RunDeps, source: WorkspaceSource): Promise<Workspace> {
   try {
     return await source.load();
   } catch (error) {
     deps.log.warn("workspace not loaded; continuing without bootstrap files and skills", { source: source.kind, error: String(error) });
     return EMPTY_WORKSPACE;
   }
+}
+
+const WORKSPACE_LABELS: Record<string, string> = {
+  dir: "the agent's workspace folder (deployed with the code)",
+  table: "the deployment's workspace item in its table",
+  none: "empty (no workspace is configured)",
+};
+
+/**
+ * A session's first run: its own message is the session's first message
+ * entry (seq 1, after the session_start note that is appended with it, see
+ * shared/run/session-boundary.ts sessionStartEntries). Records written
+ * before `userEntrySeq` existed: no earlier answer in the history.
+ */
+export function isFirstRun(run: RunRecord, transcript: readonly Message[]): boolean {
+  if (run.userEntrySeq !== undefined) return run.userEntrySeq <= 1;
+  return !transcript.some((message) => message.role === "assistant");
 }
 
 /** `auto`: the configured directory if there is one, else the workspace item in the table. */

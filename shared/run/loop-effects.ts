@@ -16,14 +16,18 @@ import { providerOf } from "./profiles";
  * to do afterwards (profile cooldowns, the continue-as-new start).
  */
 
-/** Facts the timeout branch needs: the window of the model that ran and the prompt it was sent. */
-export async function withPromptFacts(deps: RunDeps, run: RunRecord, prelude: Prelude, outcome: AttemptOutcome): Promise<AttemptOutcome> {
+/**
+ * Facts the timeout branch needs: the window of the model that ran and the
+ * prompt it was sent: the full system prompt of that attempt (bootstrap
+ * files, skills, tools, hook contexts), not the configured base prompt.
+ */
+export async function withPromptFacts(deps: RunDeps, run: RunRecord, prelude: Prelude, outcome: AttemptOutcome, systemPromptChars = 0): Promise<AttemptOutcome> {
   if (outcome.kind !== "failed") return outcome;
   const withWindow = { ...outcome, contextTokens: outcome.contextTokens ?? prelude.contextTokens };
   if (outcome.failure.kind !== "timeout" || outcome.promptTokens !== undefined) return withWindow;
   // Only timeouts need the prompt size: estimate it from what the model was sent (one read, on a rare path).
   const history = modelHistory(await readEntries(deps.db, run.sessionId));
-  return { ...withWindow, promptTokens: estimateTokens(contextChars(deps.config.agent.systemPrompt, history)) };
+  return { ...withWindow, promptTokens: estimateTokens(contextChars("", history) + systemPromptChars) };
 }
 
 /** Profile cooldowns the decision asked for; a success clears the profile's error streak. */

@@ -19,7 +19,7 @@ export type AttemptRunner = (
   prelude: Prelude,
   signal: AbortSignal,
   wrapSink: <S extends AttemptSink>(sink: S) => S,
-) => Promise<{ outcome: AttemptOutcome }>;
+) => Promise<{ outcome: AttemptOutcome; systemPromptChars?: number }>;
 
 export interface IterationInput {
   runId: string;
@@ -81,7 +81,7 @@ async function attemptAndDecide(deps: RunDeps, run: RunRecord, prelude: Prelude,
   const monitor = new GuardMonitor(prelude.loop.guard);
   const report = await runAttempt(run, prelude, AbortSignal.any([signal, monitor.signal]), (sink) => monitor.wrap(sink));
   const tripped = monitor.tripped;
-  const outcome: AttemptOutcome = tripped ? { kind: "compaction_loop", ...tripped } : await withPromptFacts(deps, run, prelude, report.outcome);
+  const outcome: AttemptOutcome = tripped ? { kind: "compaction_loop", ...tripped } : await withPromptFacts(deps, run, prelude, report.outcome, report.systemPromptChars);
   const step = decideNext({ ...prelude.loop, guard: monitor.guard }, outcome);
   await applyEffects(deps, run, step, { prelude, outcome });
   return step;

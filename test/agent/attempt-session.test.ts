@@ -48,13 +48,32 @@ function input(turns: ScriptedTurn[], overrides: Partial<AttemptSessionInput> = 
 }
 
 describe("prompt assembly", () => {
-  it("builds base -> skills -> bootstrap files -> per-run instructions, then hook contexts around it", async () => {
+  it("builds OpenClaw's sections in its order (identity, tooling, safety, skills, workspace, time, run context, files, runtime), then hook contexts around it", async () => {
     const hooks = new HookRegistry().register("before_prompt_build", () => ({ prependSystemContext: "PRE", appendSystemContext: "POST", prependContext: "Today is Monday." }));
-    const { session, provider } = input([{ text: "Hecho." }], { hooks });
+    const { session, provider } = input([{ text: "Hecho." }], { hooks, tools: toolMap(countingTool("lookup"), countingTool("read_skill")) });
     const result = await runAttemptSession(session);
     expect(result.outcome).toEqual({ kind: "completed" });
     const system = provider.requests[0].system;
-    const order = ["PRE", "BASE", "<available_skills>", "## AGENTS.md", "## SOUL.md", "## Instructions for this run", "Answer in Spanish.", "POST"];
+    const order = [
+      "PRE",
+      "BASE",
+      "## Tooling",
+      "## Tool Call Style",
+      "## Safety",
+      "## Skills (mandatory)",
+      "<available_skills>",
+      "## Workspace\n",
+      "## Current Date & Time",
+      "## Workspace Files (injected)",
+      "## Conversation Context",
+      "Answer in Spanish.",
+      "# Project Context",
+      "## AGENTS.md",
+      "## SOUL.md",
+      "## Silent Replies",
+      "## Runtime",
+      "POST",
+    ];
     const positions = order.map((marker) => system.indexOf(marker));
     expect(positions.every((p) => p >= 0)).toBe(true);
     expect([...positions].sort((a, b) => a - b)).toEqual(positions);
@@ -115,11 +134,11 @@ describe("workspace from a directory", () => {
 describe("before the first model call", () => {
   it("returns the precheck route (here compact_only) without calling the model", async () => {
     const { session, provider } = input([], {
-      context: ContextConfigSchema.parse({ contextTokens: 2000, reserveTokens: 500 }),
-      transcript: [user("x".repeat(20_000))],
+      context: ContextConfigSchema.parse({ contextTokens: 20_000, reserveTokens: 5000 }),
+      transcript: [user("x".repeat(200_000))],
     });
     const result = await runAttemptSession(session);
-    expect(result.outcome).toMatchObject({ kind: "context_precheck", route: "compact_only", promptBudgetTokens: 1500 });
+    expect(result.outcome).toMatchObject({ kind: "context_precheck", route: "compact_only", promptBudgetTokens: 15_000 });
     expect(provider.requests).toHaveLength(0);
   });
 
@@ -127,14 +146,14 @@ describe("before the first model call", () => {
     const transcript: Message[] = [
       user("fetch it"),
       { role: "assistant", content: [{ type: "tool_call", id: "c", name: "lookup", args: {} }], provider: "p", model: "m", stopReason: "tool_calls", usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 } },
-      { role: "tool_result", toolCallId: "c", toolName: "lookup", content: "z".repeat(40_000), isError: false },
+      { role: "tool_result", toolCallId: "c", toolName: "lookup", content: "z".repeat(80_000), isError: false },
       user("and now?"),
     ];
-    const { session } = input([], { transcript, context: ContextConfigSchema.parse({ contextTokens: 10_000, reserveTokens: 1000 }) });
+    const { session } = input([], { transcript, context: ContextConfigSchema.parse({ contextTokens: 20_000, reserveTokens: 1000 }) });
     const prepared = await prepareAttempt(session);
-    expect(prepared.toolResultMaxChars).toBe(12_000); // 30% of 10k tokens x 4
+    expect(prepared.toolResultMaxChars).toBe(16_000); // the hard cap below 100k-token windows (30% of 20k tokens x 4 would be 24k)
     const result = await runAttemptSession(session);
-    expect(result.outcome).toMatchObject({ kind: "context_precheck", route: "truncate_tool_results_only", toolResultMaxChars: 12_000 });
+    expect(result.outcome).toMatchObject({ kind: "context_precheck", route: "truncate_tool_results_only", toolResultMaxChars: 16_000 });
   });
 
   it("stops at once when the budget is already spent", async () => {

@@ -92,6 +92,17 @@ describe("planCompaction", () => {
     expect(small.chunks.length).toBeGreaterThan(1);
   });
 
+  it("keeps only what fits next to the system prompt the attempt sends (bootstrap files, skills, tools)", () => {
+    const view = sessionView(conversation(20, 1000)).messages;
+    const bare = planCompaction({ view, contextTokens: 64_000, keepRecentTokens: 40_000, reserveTokens: 20_000 });
+    const heavy = planCompaction({ view, contextTokens: 64_000, keepRecentTokens: 40_000, reserveTokens: 20_000, systemPromptTokens: 30_000 });
+    if (!bare.compact || !heavy.compact) throw new Error("expected both to compact");
+    // Budget 44k: half of it without the prompt, half of (44k - 30k) with it.
+    expect(bare.keptTokens).toBeLessThanOrEqual(22_000);
+    expect(heavy.keptTokens).toBeLessThanOrEqual(7_000);
+    expect(heavy.firstKeptSeq).toBeGreaterThan(bare.firstKeptSeq);
+  });
+
   it("never starts the kept part at a tool result, so no result loses its tool call", () => {
     for (let keep = 500; keep < 6000; keep += 250) {
       const view = sessionView(conversation(6, 1000)).messages;

@@ -7,7 +7,8 @@ import type { Skill } from "./workspace";
  */
 export function buildSkillsPrompt(skills: readonly Skill[], maxChars: number): { text: string; listed: string[]; omitted: number } {
   if (skills.length === 0 || maxChars <= 0) return { text: "", listed: [], omitted: skills.length };
-  const head = "# Skills\n\nRead a skill's full instructions with the read_skill tool before you follow it.\n\n<available_skills>\n";
+  // The heading and instructions around the block are the prompt's Skills section (./sections.ts).
+  const head = "<available_skills>\n";
   const foot = "</available_skills>";
   let used = head.length + foot.length;
   const lines: string[] = [];

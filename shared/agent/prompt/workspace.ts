@@ -36,7 +36,7 @@ export interface WorkspaceSource {
 
 export const EMPTY_WORKSPACE: Workspace = Object.freeze({ files: [], skills: [] }) as Workspace;
 
-/** Injected in this order; missing files are skipped. (BOOTSTRAP.md, for brand-new workspaces, is not used.) */
+/** Injected in this order; missing files are skipped. BOOTSTRAP.md only on a session's first run (./bootstrap.ts selectBootstrapFiles). */
 export const BOOTSTRAP_FILE_NAMES = ["AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "BOOTSTRAP.md", "MEMORY.md"] as const;
 
 export const emptyWorkspaceSource: WorkspaceSource = { kind: "none", load: async () => EMPTY_WORKSPACE };

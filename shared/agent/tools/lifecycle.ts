@@ -17,6 +17,8 @@ export interface ToolLifecycleDeps {
   /** Per-call time limit unless the tool sets its own. */
   timeoutMs: number;
   now(): number;
+  /** Why a tool that is not offered is missing, when that is known (an MCP server that is down). */
+  missingToolReason?(name: string): string | undefined;
 }
 
 export interface ToolCallOutcome {
@@ -44,13 +46,13 @@ export async function runToolCall(call: ToolCallBlock, deps: ToolLifecycleDeps):
   const tool = deps.tools.get(name);
   const finish = (status: ToolCallStatus, output: ToolOutput) => seal(call, deps, tool, status, output, started);
   if (deps.context.signal.aborted) return finish("aborted", { content: ABORTED_TOOL_RESULT, isError: true });
-  if (!tool) return finish("failed", { content: `Error: the tool "${name}" is not available.`, isError: true });
-
-  if (tool.mutating) {
+  // A tool missing now (an MCP server down on a retry) may still have run in an earlier attempt: the ledger knows.
+  if (!tool || tool.mutating) {
     const recorded = await deps.ledger.get(call.id);
     if (recorded?.status === "completed") return finish("replayed", recorded.result);
     if (recorded?.status === "started") return finish("uncertain", { content: UNCERTAIN_TOOL_RESULT, isError: true });
   }
+  if (!tool) return finish("failed", { content: missingToolMessage(name, deps), isError: true });
   const ref = { runId: deps.context.runId, sessionKey: deps.context.sessionKey };
   const decision = await runBeforeToolCall(deps.hooks, { ...ref, toolName: name, toolCallId: call.id, params: call.args });
   if (decision.blocked) return finish("blocked", { content: `Error: ${decision.blockReason}`, isError: true });
@@ -108,6 +110,11 @@ async function execute(
     clearTimeout(timer);
     deps.context.signal.removeEventListener("abort", onAbort);
   }
+}
+
+function missingToolMessage(name: string, deps: ToolLifecycleDeps): string {
+  const reason = deps.missingToolReason?.(name);
+  return reason ? `Error: the tool "${name}" is not available: ${reason}` : `Error: the tool "${name}" is not available.`;
 }
 
 export function formatError(error: unknown): string {
