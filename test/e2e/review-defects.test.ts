@@ -92,8 +92,8 @@ describe("defect 8: an unexpected failure answers a safe message and a request i
 
       const ws = await client.request("agent.wait", { runId: "run_anything", timeoutMs: 10 });
       expect(ws).toMatchObject({ ok: false, error: { code: "INTERNAL", details: { requestId: expect.any(String) } } });
-      const wsRequestId = (ws.error as { details: { requestId: string } }).details.requestId;
-      expect((ws.error as { message: string }).message).toBe(`internal error (request id ${wsRequestId})`);
+      const wsRequestId = String(ws.error?.details?.requestId);
+      expect(ws.error?.message).toBe(`internal error (request id ${wsRequestId})`);
 
       for (const answer of [JSON.stringify(rest.body), JSON.stringify(ws)]) {
         expect(answer).not.toMatch(/arn:|ResourceNotFound|000000000000|\btable\b/i);
