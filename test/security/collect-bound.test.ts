@@ -97,5 +97,5 @@ describe("collect mode keeps the run record bounded and loses nothing (defect 1)
     });
     expect(newTurns).toEqual(["SECOND:", "THIRD:y"]);
     expect(await ended()).toEqual(["ok", "ok", "ok"]);
-  });
+  }, 240_000);
 });

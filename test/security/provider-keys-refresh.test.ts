@@ -65,5 +65,5 @@ describe("provider keys: a failed cold-start read is retried, and the keys refre
     oai.enqueue(chat.text("four"));
     expect(await runToEnd("fourth")).toMatchObject({ status: "ok" });
     expect(lastAuthorization()).toBe("Bearer key-three");
-  });
+  }, 240_000);
 });
