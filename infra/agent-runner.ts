@@ -77,6 +77,7 @@ export class AgentRunner extends Construct {
       logLevel: (props.logLevel ?? "INFO").toUpperCase(),
       tracing: props.tracing ?? false,
       authTokenSha256: props.authTokenSha256 ?? "",
+      providerKeysMaxAgeSeconds: this.agentConfig.config.secrets.maxAgeSeconds,
     };
     const deps: FunctionDeps = {
       settings,

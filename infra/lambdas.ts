@@ -50,6 +50,8 @@ export interface FunctionSettings {
   readonly logLevel: string;
   readonly tracing: boolean;
   readonly authTokenSha256: string;
+  /** PROVIDER_KEYS_MAX_AGE_SECONDS of the functions that read the provider-keys secret (config `secrets.maxAgeSeconds`). */
+  readonly providerKeysMaxAgeSeconds?: number;
 }
 
 export function createFunction(scope: Construct, spec: FunctionSpec, deps: FunctionDeps): LambdaFn {
@@ -101,6 +103,7 @@ export function environmentFor(spec: FunctionSpec, deps: FunctionDeps): Record<s
   if (spec.wsManagement.length > 0) env.WS_MANAGEMENT_ENDPOINT = deps.wsManagementEndpoint;
   if (spec.states.length > 0) env.STATE_MACHINE_ARN = deps.stateMachineArn;
   if (spec.providers) env.PROVIDER_KEYS_SECRET_ARN = deps.providerKeys.secretArn;
+  if (spec.providers) env.PROVIDER_KEYS_MAX_AGE_SECONDS = String(settings.providerKeysMaxAgeSeconds ?? 300);
   return env;
 }
 

@@ -3,7 +3,9 @@ import middy from "@middy/core";
 import { authenticate, bearerToken } from "../../shared/runtime/auth";
 import { errorResult, header, json } from "../../shared/http/rest";
 import { ApiError } from "../../shared/protocol/errors";
+import { internalError, internalErrorLog } from "../../shared/protocol/internal-error";
 import type { AppDeps } from "../../shared/runtime/app-deps";
+import { pathParams } from "./path-params";
 import { getHistory, getRunEvents, getRunRoute, postAbort, postAgent, postWait, type Route } from "./routes";
 
 interface RouteEntry {
@@ -12,7 +14,7 @@ interface RouteEntry {
   route: Route;
 }
 
-/** The REST surface. Path parameters are URL-decoded named groups. */
+/** The REST surface. Path parameters are URL-decoded named groups, validated in path-params.ts. */
 const ROUTES: RouteEntry[] = [
   { method: "POST", pattern: /^\/v1\/agent$/, route: postAgent },
   { method: "POST", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/wait$/, route: postWait },
@@ -28,8 +30,9 @@ export function createRestHandler(deps: AppDeps) {
       return await dispatch(deps, event, context);
     } catch (error) {
       if (error instanceof ApiError) return errorResult(error);
-      deps.log.error("unhandled REST error", { error: String(error), path: event.path });
-      return errorResult(new ApiError("INTERNAL", "internal error"));
+      const requestId = event.requestContext?.requestId ?? context.awsRequestId;
+      deps.log.error("unhandled REST error", { ...internalErrorLog(error, requestId), path: event.path });
+      return errorResult(internalError(requestId));
     }
   });
 }
@@ -44,7 +47,7 @@ async function dispatch(deps: AppDeps, event: APIGatewayProxyEvent, context: Con
   if (!(await authenticate(deps.db, bearerToken(header(event, "authorization")), deps.runtime.authTokenSha256))) {
     throw new ApiError("UNAUTHORIZED", "missing or invalid bearer token");
   }
-  const params = Object.fromEntries(Object.entries(hit.match!.groups ?? {}).map(([k, v]) => [k, decodeURIComponent(v)]));
+  const params = pathParams(hit.match!.groups ?? {});
   return hit.entry.route(deps, { event, params, context });
 }
 

@@ -5,6 +5,7 @@ import { isPostConnectEvent, newPostConnectEvent, postChallenge, unrefSleep, typ
 import { deliverFrame } from "../../shared/events/delivery";
 import { ApiError } from "../../shared/protocol/errors";
 import { errorFrame, okFrame, RequestFrameSchema, type RequestFrame } from "../../shared/protocol/frames";
+import { internalError, internalErrorLog } from "../../shared/protocol/internal-error";
 import type { AppDeps } from "../../shared/runtime/app-deps";
 import { AUTHENTICATED_METHODS, CONNECT_METHOD, FrameReply } from "./methods";
 
@@ -72,15 +73,16 @@ async function answer(deps: AppDeps, connectionId: string, body: string, context
     return result instanceof FrameReply ? result.frame : okFrame(request.id, result);
   } catch (error) {
     if (error instanceof ApiError) return errorFrame(request.id, error.toBody());
-    deps.log.error("unhandled WebSocket method error", { method: request.method, error: String(error) });
-    return errorFrame(request.id, { code: "INTERNAL", message: "internal error" });
+    deps.log.error("unhandled WebSocket method error", { method: request.method, ...internalErrorLog(error, context.awsRequestId) });
+    return errorFrame(request.id, internalError(context.awsRequestId).toBody());
   }
 }
 
 async function invoke(deps: AppDeps, connectionId: string, request: RequestFrame, context: Context): Promise<unknown> {
   const input = { connectionId, requestId: request.id, params: request.params, context };
   if (request.method === "connect") return CONNECT_METHOD(deps, input);
-  const method = AUTHENTICATED_METHODS[request.method];
+  // Own properties only: `constructor`, `toString`, `__proto__` are not methods.
+  const method = Object.hasOwn(AUTHENTICATED_METHODS, request.method) ? AUTHENTICATED_METHODS[request.method] : undefined;
   if (!method) throw new ApiError("UNKNOWN_METHOD", `unknown method "${request.method}"`);
   const connection = await getConnection(deps.db, connectionId);
   if (!connection?.authenticated) throw new ApiError("UNAUTHORIZED", "send `connect` with a valid token first");

@@ -1,7 +1,8 @@
-import { PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { PutCommand } from "@aws-sdk/lib-dynamodb";
 import { z } from "zod";
 import { keys } from "./keys";
 import type { Db } from "./dynamo";
+import { queryItems } from "./query-pages";
 import { AttemptOutcomeSchema } from "../core/run-loop";
 import { ToolMetaSchema, UsageSchema } from "../core/attempt-result";
 import { capText } from "../core/truncate";
@@ -60,14 +61,11 @@ export async function putAttempt(db: Db, record: AttemptRecord): Promise<void> {
 }
 
 export async function listAttempts(db: Db, runId: string): Promise<AttemptRecord[]> {
-  const out = await db.doc.send(
-    new QueryCommand({
-      TableName: db.table,
-      KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
-      ExpressionAttributeValues: { ":pk": keys.run(runId).pk, ":prefix": "ATTEMPT#" },
-      ConsistentRead: true,
-    }),
-  );
-  return (out.Items ?? []).map(({ pk: _pk, sk: _sk, ...rest }) => AttemptRecordSchema.parse(rest));
+  const items = await queryItems(db, {
+    KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+    ExpressionAttributeValues: { ":pk": keys.run(runId).pk, ":prefix": "ATTEMPT#" },
+    ConsistentRead: true,
+  });
+  return items.map(({ pk: _pk, sk: _sk, ...rest }) => AttemptRecordSchema.parse(rest));
 }
 

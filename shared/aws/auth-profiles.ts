@@ -1,7 +1,8 @@
-import { GetCommand, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { z } from "zod";
 import { keys, prefixes } from "./keys";
 import { conditionally, type Db } from "./dynamo";
+import { queryItems } from "./query-pages";
 import { FAILURE_KINDS, type FailureKind } from "../core/failures";
 import { HEALTHY, recordProfileFailure, type ProfileHealth } from "../core/auth-cooldown";
 
@@ -35,16 +36,13 @@ const MAX_RACE_RETRIES = 5;
 
 /** Health of every profile of a provider that ever failed (one Query). */
 export async function readProfileHealth(db: Db, provider: string): Promise<Map<string, ProfileHealth>> {
-  const out = await db.doc.send(
-    new QueryCommand({
-      TableName: db.table,
-      KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
-      ExpressionAttributeValues: { ":pk": keys.authProfile(provider, "").pk, ":prefix": prefixes.authProfile },
-      ConsistentRead: true,
-    }),
-  );
+  const items = await queryItems(db, {
+    KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+    ExpressionAttributeValues: { ":pk": keys.authProfile(provider, "").pk, ":prefix": prefixes.authProfile },
+    ConsistentRead: true,
+  });
   const health = new Map<string, ProfileHealth>();
-  for (const item of out.Items ?? []) {
+  for (const item of items) {
     const parsed = parseItem(item);
     health.set(parsed.profileId, toHealth(parsed));
   }

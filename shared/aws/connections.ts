@@ -1,7 +1,8 @@
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { z } from "zod";
 import { epochSeconds, keys, prefixes } from "./keys";
 import { isExpired, type Db } from "./dynamo";
+import { queryItems } from "./query-pages";
 
 /** API Gateway closes WebSockets after 2 hours; records outlive that a little. */
 const CONNECTION_TTL_SECONDS = 3 * 3600;
@@ -128,16 +129,13 @@ export async function subscriptionRevision(db: Db, sessionKey: string): Promise<
 
 /** Connections subscribed to the session (those narrowed to another run left out when `runId` is given). */
 export async function subscribers(db: Db, sessionKey: string, runId?: string): Promise<string[]> {
-  const out = await db.doc.send(
-    new QueryCommand({
-      TableName: db.table,
-      KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
-      ExpressionAttributeValues: { ":pk": keys.subscription(sessionKey, "").pk, ":prefix": prefixes.subscription },
-      // A subscription acknowledged a moment ago must be in the list.
-      ConsistentRead: true,
-    }),
-  );
-  return (out.Items ?? [])
+  const items = await queryItems(db, {
+    KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+    ExpressionAttributeValues: { ":pk": keys.subscription(sessionKey, "").pk, ":prefix": prefixes.subscription },
+    // A subscription acknowledged a moment ago must be in the list.
+    ConsistentRead: true,
+  });
+  return items
     .filter((item) => !isExpired(item as { expiresAt?: number }, db.now()))
     .filter((item) => runId === undefined || item.runId === undefined || item.runId === runId)
     .map((item) => item.connectionId as string);

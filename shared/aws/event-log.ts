@@ -2,6 +2,7 @@ import { PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { z } from "zod";
 import { epochSeconds, keys, pad, prefixes } from "./keys";
 import { conditionally, isExpired, type Db } from "./dynamo";
+import { queryItems } from "./query-pages";
 import { compactEventData, needsTextRestore, restoreEventText } from "../core/event-text";
 
 export const EVENT_STREAMS = ["lifecycle", "assistant", "thinking", "tool", "compaction", "error"] as const;
@@ -20,7 +21,7 @@ export const RunEventSchema = z.object({
 });
 export type RunEvent = z.infer<typeof RunEventSchema>;
 
-/** Highest sequence number written for the run (0 when none). */
+/** Highest sequence number written for the run (0 when none). One page is the whole answer: `Limit: 1`, no filter. */
 export async function lastEventSeq(db: Db, runId: string): Promise<number> {
   const out = await db.doc.send(
     new QueryCommand({
@@ -67,9 +68,9 @@ async function queryAllEvents(db: Db, runId: string, afterSeq: number, untilSeq:
 }
 
 async function queryEvents(db: Db, runId: string, afterSeq: number, limit: number, untilSeq = MAX_SEQ): Promise<RunEvent[]> {
-  const out = await db.doc.send(
-    new QueryCommand({
-      TableName: db.table,
+  const items = await queryItems(
+    db,
+    {
       KeyConditionExpression: "pk = :pk AND sk BETWEEN :from AND :to",
       ExpressionAttributeValues: {
         ":pk": keys.run(runId).pk,
@@ -77,10 +78,10 @@ async function queryEvents(db: Db, runId: string, afterSeq: number, limit: numbe
         ":to": `${prefixes.runEvent}${pad(untilSeq)}`,
       },
       ConsistentRead: true,
-      Limit: limit,
-    }),
+    },
+    limit,
   );
-  return (out.Items ?? [])
+  return items
     .filter((item) => !isExpired(item as { expiresAt?: number }, db.now()))
     .map(({ pk: _pk, sk: _sk, ...rest }) => RunEventSchema.parse(rest));
 }

@@ -1,7 +1,8 @@
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { z } from "zod";
 import { keys, prefixes } from "./keys";
 import { conditionally, isConditionFailure, type Db } from "./dynamo";
+import { queryItems } from "./query-pages";
 
 /**
  * The global lane: a counting semaphore on one item. `holders` maps each run
@@ -122,14 +123,14 @@ export async function removeGlobalWaiter(db: Db, waiter: GlobalWaiter): Promise<
 }
 
 export async function listGlobalWaiters(db: Db, limit = 25): Promise<GlobalWaiter[]> {
-  const out = await db.doc.send(
-    new QueryCommand({
-      TableName: db.table,
+  const items = await queryItems(
+    db,
+    {
       KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
       ExpressionAttributeValues: { ":pk": keys.globalSlots(GLOBAL_LANE).pk, ":prefix": prefixes.globalWaiter },
       ConsistentRead: true,
-      Limit: limit,
-    }),
+    },
+    limit,
   );
-  return (out.Items ?? []).map((item) => WaiterSchema.parse(item));
+  return items.map((item) => WaiterSchema.parse(item));
 }

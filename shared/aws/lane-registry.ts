@@ -1,7 +1,8 @@
-import { DeleteCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { createHash } from "node:crypto";
 import { keys, prefixes } from "./keys";
 import { conditionally, type Db } from "./dynamo";
+import { queryItems } from "./query-pages";
 
 /**
  * Which session lanes may be busy, so the sweeper can visit them without a
@@ -41,20 +42,12 @@ export async function touchLaneRegistry(db: Db, sessionKey: string): Promise<voi
 export async function listRegisteredLanes(db: Db): Promise<RegisteredLane[]> {
   const lanes: RegisteredLane[] = [];
   for (let shard = 0; shard < REGISTRY_SHARDS; shard += 1) {
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const out = await db.doc.send(
-        new QueryCommand({
-          TableName: db.table,
-          KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
-          ExpressionAttributeValues: { ":pk": keys.laneRegistry(shard, "").pk, ":prefix": prefixes.laneRegistry },
-          ConsistentRead: true,
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      for (const item of out.Items ?? []) lanes.push({ sessionKey: String(item.sessionKey), touches: Number(item.touches ?? 0) });
-      startKey = out.LastEvaluatedKey;
-    } while (startKey);
+    const items = await queryItems(db, {
+      KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+      ExpressionAttributeValues: { ":pk": keys.laneRegistry(shard, "").pk, ":prefix": prefixes.laneRegistry },
+      ConsistentRead: true,
+    });
+    for (const item of items) lanes.push({ sessionKey: String(item.sessionKey), touches: Number(item.touches ?? 0) });
   }
   return lanes;
 }

@@ -35,7 +35,7 @@ export async function releaseExpiredWriter(db: Db, sessionId: string): Promise<s
   return released ? holder : undefined;
 }
 
-/** Timestamp of the run's newest event (its last sign of progress), if any. */
+/** Timestamp of the run's newest event (its last sign of progress), if any. One page is the whole answer: `Limit: 1`, no filter. */
 export async function lastEventAt(db: Db, runId: string): Promise<number | undefined> {
   const out = await db.doc.send(
     new QueryCommand({

@@ -1,7 +1,8 @@
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { z } from "zod";
 import { keys, prefixes } from "./keys";
 import { conditionally, type Db } from "./dynamo";
+import { queryItems } from "./query-pages";
 import { newSessionId } from "../core/ids";
 import { QueueOverridesSchema } from "../core/queue-settings";
 
@@ -116,23 +117,14 @@ async function putSessionIndex(db: Db, session: SessionRecord): Promise<void> {
 
 /** Most recently active first; reads at most `scanLimit` index entries. */
 export async function listSessions(db: Db, limit = 50, scanLimit = 1000): Promise<SessionRecord[]> {
-  const found: SessionRecord[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await db.doc.send(
-      new QueryCommand({
-        TableName: db.table,
-        KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
-        ExpressionAttributeValues: { ":pk": keys.sessionIndex("").pk, ":prefix": prefixes.sessionIndex },
-        ExclusiveStartKey: start,
-        Limit: scanLimit - found.length,
-      }),
-    );
-    for (const item of out.Items ?? []) {
-      const parsed = parseSession(item);
-      if (parsed) found.push(parsed);
-    }
-    start = out.LastEvaluatedKey;
-  } while (start && found.length < scanLimit);
+  const items = await queryItems(
+    db,
+    {
+      KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+      ExpressionAttributeValues: { ":pk": keys.sessionIndex("").pk, ":prefix": prefixes.sessionIndex },
+    },
+    scanLimit,
+  );
+  const found = items.map((item) => parseSession(item)).filter((session): session is SessionRecord => session !== undefined);
   return found.sort((a, b) => b.updatedAt - a.updatedAt).slice(0, limit);
 }

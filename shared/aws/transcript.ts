@@ -1,7 +1,8 @@
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { z } from "zod";
 import { keys, MAX_ITEM_BYTES, pad, prefixes } from "./keys";
 import { byteSize, conditionally, isConditionFailure, type Db } from "./dynamo";
+import { queryItems } from "./query-pages";
 import { ItemTooLargeError, SessionBusyError, TranscriptInvariantError, WriterFencedError } from "./errors";
 import { checkTurn } from "../core/transcript";
 import type { Message, ToolResultMessage } from "../core/messages";
@@ -247,28 +248,21 @@ export async function readEntries(db: Db, sessionId: string): Promise<Transcript
 }
 
 async function queryEntries(db: Db, sessionId: string, from: number, to: number, forward: boolean, limit?: number): Promise<TranscriptEntry[]> {
-  const entries: TranscriptEntry[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const out = await db.doc.send(
-      new QueryCommand({
-        TableName: db.table,
-        KeyConditionExpression: "pk = :pk AND sk BETWEEN :from AND :to",
-        ExpressionAttributeValues: {
-          ":pk": keys.transcriptHead(sessionId).pk,
-          ":from": `${prefixes.transcriptEntry}${pad(from)}`,
-          ":to": `${prefixes.transcriptEntry}${pad(to)}`,
-        },
-        ConsistentRead: true,
-        ScanIndexForward: forward,
-        ...(limit ? { Limit: limit } : {}),
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    for (const item of out.Items ?? []) entries.push(parseEntry(item));
-    startKey = limit ? undefined : out.LastEvaluatedKey;
-  } while (startKey);
-  return entries;
+  const items = await queryItems(
+    db,
+    {
+      KeyConditionExpression: "pk = :pk AND sk BETWEEN :from AND :to",
+      ExpressionAttributeValues: {
+        ":pk": keys.transcriptHead(sessionId).pk,
+        ":from": `${prefixes.transcriptEntry}${pad(from)}`,
+        ":to": `${prefixes.transcriptEntry}${pad(to)}`,
+      },
+      ConsistentRead: true,
+      ScanIndexForward: forward,
+    },
+    limit,
+  );
+  return items.map(parseEntry);
 }
 
 async function readHead(db: Db, sessionId: string): Promise<{ nextSeq: number; writerRunId?: string }> {

@@ -87,6 +87,11 @@ export const AgentConfigSchema = z
       })
       .strict()
       .default({ retentionDays: 7 }),
+    /** How long a function trusts the provider keys it read from Secrets Manager before reading them again. */
+    secrets: z
+      .object({ maxAgeSeconds: z.number().int().min(0).max(86_400).default(300) })
+      .strict()
+      .default({ maxAgeSeconds: 300 }),
     context: ContextConfigSchema.prefault({}),
     workspace: WorkspaceConfigSchema.prefault({}),
     tools: ToolsConfigSchema.prefault({}),

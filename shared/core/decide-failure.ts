@@ -113,7 +113,7 @@ function onFormat(loop: LoopState, failure: Failed["failure"]): Step {
   if (cause?.reason === "role_ordering") return giveUp(loop, "role_ordering", USER_ERRORS.roleOrdering, "role_ordering", { detail: message });
   if (cause?.reason === "image_size") return giveUp(loop, "image_size", USER_ERRORS.imageSize(cause.maxMb), "image_size", { detail: message });
   // Terminal: resending the same malformed request cannot succeed, and another model would get it too.
-  return giveUp(loop, "format", message, "format", { detail: message });
+  return giveUp(loop, "format", USER_ERRORS.providerFailure("format"), "format", { detail: message });
 }
 
 function onTimeout(loop: LoopState, outcome: Failed): Step {
@@ -172,7 +172,7 @@ function restartChainAfterOverload(loop: LoopState, retries: number): Step {
 /** Errors with no visible output and no useful reason: resubmit quietly a few times. */
 function onSilentCandidate(loop: LoopState, outcome: Failed): Step {
   const { failure } = outcome;
-  if (!failure.retryable) return giveUp(loop, failure.kind, failure.message, failure.kind, { detail: failure.message });
+  if (!failure.retryable) return giveUp(loop, failure.kind, surfacedText(failure.kind, failure.message), failure.kind, { detail: failure.message });
   if (!failure.responseStarted && loop.counters.silentErrorRetries < LIMITS.silentErrorRetries) {
     return again(bump(loop, "silentErrorRetries"), "silent_retry");
   }
@@ -220,8 +220,9 @@ function trackIdle(loop: LoopState, outcome: Failed) {
   return { ...loop.counters, consecutiveIdleTimeouts: consecutive, rateLimitRetries };
 }
 
-function surfacedText(kind: FailureKind, message: string): string {
+/** What the caller reads; `_message` (the provider's) goes to `detail`, for the log only. */
+function surfacedText(kind: FailureKind, _message: string): string {
   if (kind === "rate_limit") return USER_ERRORS.rateLimited;
   if (kind === "overloaded") return USER_ERRORS.overloaded;
-  return message;
+  return USER_ERRORS.providerFailure(kind);
 }

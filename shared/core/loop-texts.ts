@@ -7,6 +7,15 @@
 const CONTEXT_OVERFLOW =
   "Context overflow: prompt too large for the model. Try /reset (or /new) to start a fresh session, or use a larger-context model.";
 
+const PROVIDER_FAILURE_TEXTS: Record<string, string> = {
+  auth: "The AI service rejected the configured credentials. Check the provider key.",
+  auth_permanent: "The AI service rejected the configured credentials. Check the provider key.",
+  billing: "The AI service refused the request for billing reasons (quota or credit). Check the provider account.",
+  format: "The AI service rejected the request. Please try again, or send /new to start a fresh session.",
+  model_not_found: "The configured model is not available from its provider.",
+  timeout: "The AI service did not answer in time. Please try again.",
+};
+
 export const USER_ERRORS = {
   retryLimit: "The request failed after repeated internal retries. Please try again, or send /new to start a fresh session.",
   retryLimitDetail: (n: number, max: number) => `Exceeded retry limit after ${n} attempts (max=${max}).`,
@@ -24,5 +33,11 @@ export const USER_ERRORS = {
     `The agent kept calling ${tool} with the same arguments and getting the same result (${n} times within ${window} calls) right after its context was compacted. The run was stopped to avoid wasting resources.`,
   aborted: "The run was aborted.",
   rateLimited: "The AI service is rate-limiting requests right now. Please try again in a moment.",
+  /**
+   * A provider failure the loop gives up on, in our words: the provider's own
+   * message (key fragments, account and request ids, internal hostnames) stays
+   * in the decision's `detail`, which is logged and never returned to callers.
+   */
+  providerFailure: (kind: string): string => PROVIDER_FAILURE_TEXTS[kind] ?? "The AI service failed to answer. Please try again.",
   overloaded: "The AI service is overloaded right now. Please try again in a moment.",
 } as const;

@@ -310,7 +310,7 @@ export const DecisionSchema = z.discriminatedUnion("action", [
     /** `meta.error.kind`: retry_limit, context_overflow, compaction_failure, role_ordering, ... */
     errorKind: z.string().optional(),
     livenessState: z.enum(LIVENESS_STATES).optional(),
-    /** Internal detail for logs and meta (never shown as the reply). */
+    /** Internal detail for the logs only (never returned to callers: run meta and events carry `error`). */
     detail: z.string().optional(),
   }),
 ]);

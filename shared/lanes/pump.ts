@@ -8,6 +8,7 @@ import { composeRunMessage, isWaiting, nextStart, withoutRuns, type LaneEntry, t
 import { PRIORITY } from "../core/queue-settings";
 import { globalCap, type LaneDeps } from "./deps";
 import { ensureStarted, releaseGlobalSlot } from "./global";
+import { batchFits } from "./batch-budget";
 import { settleMerged } from "./settle";
 
 export type { LaneDeps } from "./deps";
@@ -138,17 +139,22 @@ async function claim(deps: LaneDeps, sessionKey: string, seen: LaneState, owner:
   return changed ? lane : undefined;
 }
 
-/** Completes the claim's pending work (fold the batch, add the notes), then starts the run. */
+/**
+ * Completes the claim's pending work (fold the batch, add the notes), then
+ * starts the run. What did not fit the run record (batch-budget.ts) goes
+ * back: members keep their place in `waiting`, notes return to `dropped`.
+ */
 async function prepareAndStart(deps: LaneDeps, sessionKey: string, lane: LaneState, owner: RunRecord): Promise<void> {
   if (lane.pending) {
-    await foldIntoOwner(deps, owner, lane.pending.members, lane.pending.notes);
+    const { deferred, notesDelivered } = await foldIntoOwner(deps, owner, lane.pending.members, lane.pending.notes);
     await updateLane(
       deps.db,
       sessionKey,
       (now) => {
         if (now.activeRunId !== owner.runId || !now.pending) return undefined;
         const { pending, ...rest } = now;
-        return { ...rest, waiting: withoutRuns(now.waiting, pending.members) };
+        const taken = pending.members.filter((id) => !deferred.includes(id));
+        return { ...rest, waiting: withoutRuns(now.waiting, taken), ...(notesDelivered ? {} : { dropped: [...pending.notes, ...now.dropped] }) };
       },
       lane,
     );
@@ -157,20 +163,32 @@ async function prepareAndStart(deps: LaneDeps, sessionKey: string, lane: LaneSta
   await ensureStarted(deps, owner);
 }
 
-async function foldIntoOwner(deps: LaneDeps, owner: RunRecord, memberIds: string[], notes: string[]): Promise<void> {
+/**
+ * Folds the members, in lane order, while the record stays within its budget
+ * (the same members on a repeat after a crash: the sizes do not change).
+ * `deferred`: the members from the first that did not fit on, not marked.
+ */
+async function foldIntoOwner(deps: LaneDeps, owner: RunRecord, memberIds: string[], notes: string[]): Promise<{ deferred: string[]; notesDelivered: boolean }> {
+  const own = owner.ownMessage ?? owner.message;
+  const deliver = batchFits(owner, own, [], notes) ? notes : [];
   const folded: RunRecord[] = [];
-  for (const id of memberIds) {
+  let deferred: string[] = [];
+  for (const [index, id] of memberIds.entries()) {
     const member = await getRun(deps.db, id);
     if (!member) continue;
-    const ok =
-      (member.status === "collected" && member.mergedInto === owner.runId) ||
-      (isStartable(member) && (await markMerged(deps.db, id, owner.runId, "collected")));
-    if (ok) folded.push(member);
+    const already = member.status === "collected" && member.mergedInto === owner.runId;
+    if (!already && !isStartable(member)) continue;
+    if (!batchFits(owner, own, [...folded, member], deliver)) {
+      deferred = memberIds.slice(index);
+      break;
+    }
+    if (already || (await markMerged(deps.db, id, owner.runId, "collected"))) folded.push(member);
   }
-  if (folded.length === 0 && notes.length === 0) return;
-  const own = owner.ownMessage ?? owner.message;
+  const outcome = { deferred, notesDelivered: deliver.length === notes.length };
+  if (folded.length === 0 && deliver.length === 0) return outcome;
   const texts = folded.map((member) => member.ownMessage ?? member.message);
-  await setStartMessage(deps.db, owner.runId, composeRunMessage(own, texts, notes), own, folded.map((m) => m.runId));
+  await setStartMessage(deps.db, owner.runId, composeRunMessage(own, texts, deliver), own, folded.map((m) => m.runId));
+  return outcome;
 }
 
 /**

@@ -68,6 +68,7 @@ async function endRun(deps: RunDeps, run: RunRecord, input: FinalizeInput, decis
     result: { payloads, meta },
   });
   if (!ended) return;
+  if (decision.status !== "ok") deps.log.warn("run ended without an answer", { runId: run.runId, status: decision.status, reason: decision.reason, ...(decision.detail ? { detail: decision.detail } : {}) });
   const emitter = await RunEventEmitter.open(emitterDeps(deps), run.runId, run.sessionKey);
   if (decision.status === "ok") {
     emitter.emit("lifecycle", { phase: "end", startedAt: run.startedAt, endedAt, livenessState: "working", payloads, meta });

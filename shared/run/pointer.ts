@@ -1,14 +1,15 @@
 import { z } from "zod";
 import { DecisionSchema, LoopStateSchema } from "../core/run-loop";
+import { RunIdSchema } from "../protocol/ids";
 
 /**
  * What flows through Step Functions between tasks: ids, counters and the next
  * decision — never transcripts. Every task parses its input with these.
  */
 /** StartRun: `{runId}` from StartExecution, or `{runId, loop}` when a long run continues in a fresh execution. */
-export const StartInputSchema = z.object({ runId: z.string().min(1), loop: LoopStateSchema.optional() });
+export const StartInputSchema = z.object({ runId: RunIdSchema, loop: LoopStateSchema.optional() });
 
-export const LoopPointerSchema = z.object({ runId: z.string().min(1), loop: LoopStateSchema });
+export const LoopPointerSchema = z.object({ runId: RunIdSchema, loop: LoopStateSchema });
 export type LoopPointer = z.infer<typeof LoopPointerSchema>;
 
 export const StepPointerSchema = LoopPointerSchema.extend({ decision: DecisionSchema });
@@ -21,7 +22,7 @@ export const AttemptInputSchema = LoopPointerSchema.extend({ decision: DecisionS
 export const CrashSchema = z.object({ Error: z.string(), Cause: z.string().optional() });
 
 export const RecoverInputSchema = z.object({
-  runId: z.string().min(1),
+  runId: RunIdSchema,
   loop: LoopStateSchema.optional(),
   crash: CrashSchema,
 });
@@ -33,7 +34,7 @@ export type RecoverInput = z.infer<typeof RecoverInputSchema>;
  * (and whatever else the state held), and the run must still end cleanly.
  */
 export const FinalizeInputSchema = z.object({
-  runId: z.string().min(1),
+  runId: RunIdSchema,
   loop: LoopStateSchema.optional(),
   decision: DecisionSchema.optional(),
   crash: CrashSchema.optional(),

@@ -36,7 +36,8 @@ export function loopMeta(attempts: readonly AttemptRecord[], decision: FinalizeD
     },
     livenessState: decision.livenessState ?? defaultLiveness(decision.status),
   };
-  if (decision.status !== "ok") meta.error = { kind: decision.errorKind ?? decision.reason, message: decision.detail ?? decision.error ?? decision.reason };
+  // The caller's text only: `detail` (provider messages, execution causes with ARNs) is logged by finalize, never returned.
+  if (decision.status !== "ok") meta.error = { kind: decision.errorKind ?? decision.reason, message: decision.error ?? decision.reason };
   if (loop) {
     meta.counters = loop.counters;
     meta.yields = loop.yields;

@@ -1,7 +1,7 @@
-import { getRun } from "../aws/runs";
+import { readAbortRequestedAt } from "../aws/abort-flag";
 import type { Db } from "../aws/dynamo";
 
-/** How often a running attempt looks for an abort request (one strongly consistent read each time). */
+/** How often a running attempt looks for an abort request (one strongly consistent read of one attribute each time). */
 export const ABORT_POLL_MS = 1000;
 
 export interface RunWatch {
@@ -30,9 +30,9 @@ export function watchRun(db: Db, runId: string, deadline: number | undefined, po
   const poll = setInterval(() => {
     if (polling) return;
     polling = true;
-    getRun(db, runId)
-      .then((run) => {
-        if (run?.abortRequestedAt !== undefined) abort("abort_requested");
+    readAbortRequestedAt(db, runId)
+      .then((requestedAt) => {
+        if (requestedAt !== undefined) abort("abort_requested");
       })
       .catch(() => undefined)
       .finally(() => {

@@ -1,5 +1,4 @@
 import type { Context } from "aws-lambda";
-import { GetSecretValueCommand, SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import { Logger } from "@aws-lambda-powertools/logger";
 import { createAwsClients } from "../aws/clients";
 import { createRunExecutions, type RunExecutions } from "../aws/executions";
@@ -13,6 +12,7 @@ import { configSnapshotReader, publishConfigSnapshot } from "../aws/config-snaps
 import { loadBundledPlugins } from "./bundled-plugins";
 import { runtimeConfigFromEnv, type RuntimeConfig } from "../config/runtime";
 import type { RunDeps } from "../run/deps";
+import { createProviderKeysReader, maxAgeFromEnv, parseProviderKeys, type ProviderKeysReader } from "./provider-keys";
 
 /** Everything a handler may need. Built once per cold start (or once by the local stack). */
 export interface AppDeps extends RunDeps {
@@ -51,44 +51,64 @@ export function createLogger(serviceName = "agent-runner"): RunDeps["log"] {
  * Lambda cold start: where things are from the environment, what the agent
  * does from the deployed configuration shipped with the code
  * (`$LAMBDA_TASK_ROOT/agent-config.json`), provider keys from Secrets Manager
- * (never from the template), plugins from the bundle; cached for the
- * container's life.
+ * (never from the template), plugins from the bundle. Kept for the
+ * container's life, except that the provider keys are re-read once they are
+ * older than PROVIDER_KEYS_MAX_AGE_SECONDS (provider-keys.ts) and the
+ * dependencies rebuilt when they changed. A failed build is not kept: the
+ * next invocation tries again.
  */
-let cached: Promise<AppDeps> | undefined;
+interface Built {
+  deps: AppDeps;
+  keysText: string;
+}
+let container: { runtime: RuntimeConfig; log: RunDeps["log"]; readKeys: ProviderKeysReader } | undefined;
+let built: Built | undefined;
+let inflight: Promise<AppDeps> | undefined;
+
 export function depsFromEnv(): Promise<AppDeps> {
-  cached ??= (async () => {
-    const runtime = runtimeConfigFromEnv();
-    const log = createLogger();
-    const keys = await providerKeysFromSecret(runtime.region);
-    const deployed: DeployedAgentConfig = loadDeployedConfig(process.env.LAMBDA_TASK_ROOT ?? process.cwd(), keys);
-    const plugins = loadBundledPlugins(deployed.config, log);
-    const deps = buildAppDeps(runtime, deployed.config, log);
-    // Functions that accept runs keep the snapshot their runs will be read back with.
-    if (runtime.queueUrl) await publishConfigSnapshot(deps.db, deployed.version, deployed.publicConfig);
-    const configFor = configSnapshotReader(deps.db, keys);
-    return { ...deps, configVersion: deployed.version, configFor, hooks: plugins.hooks, pluginTools: plugins.tools };
-  })();
-  return cached;
+  inflight ??= currentDeps().finally(() => {
+    inflight = undefined;
+  });
+  return inflight;
 }
 
-async function providerKeysFromSecret(region: string): Promise<Record<string, string>> {
+async function currentDeps(): Promise<AppDeps> {
+  container ??= containerSetup();
+  const keysText = await container.readKeys();
+  if (built?.keysText === keysText) return built.deps;
+  built = { deps: await buildFromKeys(container.runtime, container.log, parseProviderKeys(keysText)), keysText };
+  return built.deps;
+}
+
+function containerSetup(): NonNullable<typeof container> {
+  const runtime = runtimeConfigFromEnv();
+  const log = createLogger();
   const secretArn = process.env.PROVIDER_KEYS_SECRET_ARN;
-  if (!secretArn) return {};
-  const client = new SecretsManagerClient({ region });
-  const out = await client.send(new GetSecretValueCommand({ SecretId: secretArn }));
-  const parsed = JSON.parse(out.SecretString ?? "{}") as Record<string, unknown>;
-  // Empty placeholders mean "not configured": the offline model stays the default.
-  return Object.fromEntries(Object.entries(parsed).filter((entry): entry is [string, string] => typeof entry[1] === "string" && entry[1] !== ""));
+  const maxAge = secretArn ? maxAgeFromEnv(process.env.PROVIDER_KEYS_MAX_AGE_SECONDS) : 0;
+  return { runtime, log, readKeys: createProviderKeysReader(runtime.region, secretArn, maxAge, log) };
+}
+
+async function buildFromKeys(runtime: RuntimeConfig, log: RunDeps["log"], keys: Record<string, string>): Promise<AppDeps> {
+  const deployed: DeployedAgentConfig = loadDeployedConfig(process.env.LAMBDA_TASK_ROOT ?? process.cwd(), keys);
+  const plugins = loadBundledPlugins(deployed.config, log);
+  const deps = buildAppDeps(runtime, deployed.config, log);
+  // Functions that accept runs keep the snapshot their runs will be read back with.
+  if (runtime.queueUrl) await publishConfigSnapshot(deps.db, deployed.version, deployed.publicConfig);
+  const configFor = configSnapshotReader(deps.db, keys);
+  return { ...deps, configVersion: deployed.version, configFor, hooks: plugins.hooks, pluginTools: plugins.tools };
 }
 
 /**
  * A Lambda entry point from a handler factory: dependencies are built on the
- * first invocation (cold start) and reused while the container lives.
+ * first invocation (cold start) and reused while the container lives (see
+ * depsFromEnv for when they are rebuilt).
  */
 export function lambdaEntry<E, R>(factory: (deps: AppDeps) => (event: E, context: Context) => Promise<R>) {
-  let app: ((event: E, context: Context) => Promise<R>) | undefined;
+  let current: { deps: AppDeps; app: (event: E, context: Context) => Promise<R> } | undefined;
   return async (event: E, context: Context): Promise<R> => {
-    app ??= factory(await depsFromEnv());
-    return app(event, context);
+    const deps = await depsFromEnv();
+    // New dependencies only when the provider keys changed; the handler is rebuilt on them.
+    if (current?.deps !== deps) current = { deps, app: factory(deps) };
+    return current.app(event, context);
   };
 }

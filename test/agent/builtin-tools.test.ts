@@ -46,7 +46,7 @@ describe("SSRF guard", () => {
 
   it("reads IPv4 embedded in IPv6 and knows local host names", () => {
     expect(embeddedIPv4("::ffff:10.1.2.3")).toBe("10.1.2.3");
-    expect(embeddedIPv4("2002:0a00:0001::")).toBe("10.0.0.1");
+    expect(embeddedIPv4("64:ff9b::0a00:0001")).toBe("10.0.0.1");
     expect(isBlockedHostname("localhost")).toBe(true);
     expect(isBlockedHostname("api.localhost.")).toBe(true);
     expect(isBlockedHostname("metadata.google.internal")).toBe(true);

@@ -105,7 +105,8 @@ describe("auth, billing, model not found (reference §2.1)", () => {
     const profileFor = (loop: { triedProfiles: string[]; modelIndex: number }) => (loop.modelIndex === 0 ? ["a", "b"][loop.triedProfiles.length] : "only");
     const steps = repeatUntilSettled(loopOf(2, { profileCounts: [2, 1] }), failed(kind, { message: "denied" }), 10, profileFor);
     expect(actions(steps)).toEqual(["attempt:rotate_profile", "attempt:fallback_model", `finalize:${kind}`]);
-    expect(steps[2].decision).toMatchObject({ error: "denied", errorKind: kind, livenessState: "blocked" });
+    // The provider's message stays in `detail` (logged); the caller reads our text.
+    expect(steps[2].decision).toMatchObject({ error: USER_ERRORS.providerFailure(kind), detail: "denied", errorKind: kind, livenessState: "blocked" });
     expect(steps[2].effects).toEqual([{ type: "profile_failure", profileId: "only", modelIndex: 1, reason: kind }]);
   });
 

@@ -160,7 +160,7 @@ describe("functions", () => {
     ["ws-api", ["QUEUE_URL", "AUTH_TOKEN_SHA256", "WS_MANAGEMENT_ENDPOINT", "STATE_MACHINE_ARN"]],
     ["dispatcher", ["STATE_MACHINE_ARN"]],
     ["run-start", ["WS_MANAGEMENT_ENDPOINT"]],
-    ["attempt", ["WS_MANAGEMENT_ENDPOINT", "PROVIDER_KEYS_SECRET_ARN", "STATE_MACHINE_ARN"]],
+    ["attempt", ["WS_MANAGEMENT_ENDPOINT", "PROVIDER_KEYS_SECRET_ARN", "PROVIDER_KEYS_MAX_AGE_SECONDS", "STATE_MACHINE_ARN"]],
     ["decide", ["WS_MANAGEMENT_ENDPOINT"]],
     ["run-finalize", ["WS_MANAGEMENT_ENDPOINT", "STATE_MACHINE_ARN"]],
     ["sweeper", ["STATE_MACHINE_ARN", "WS_MANAGEMENT_ENDPOINT"]],
@@ -193,6 +193,7 @@ describe("functions", () => {
     const [[secretId, secret]] = resourcesOfType(json, "AWS::SecretsManager::Secret");
     expect(env.MODEL).toBeUndefined();
     expect(env.PROVIDER_KEYS_SECRET_ARN).toEqual({ Ref: secretId });
+    expect(env.PROVIDER_KEYS_MAX_AGE_SECONDS).toBe("300");
     expect(JSON.parse(String(secret.Properties?.SecretString))).toEqual({ OPENAI_API_KEY: "", ANTHROPIC_API_KEY: "" });
   });
 });

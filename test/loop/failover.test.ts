@@ -137,7 +137,7 @@ describe("fallback chain and breaker", () => {
       "finalize:error:idle_timeout_breaker",
     ]);
     expect(run.record.error).toBe(USER_ERRORS.retryLimit);
-    expect(run.meta).toMatchObject({ error: { kind: "retry_limit", message: USER_ERRORS.idleBreakerDetail(5, 5) }, livenessState: "blocked", counters: { consecutiveIdleTimeouts: 5 } });
+    expect(run.meta).toMatchObject({ error: { kind: "retry_limit", message: USER_ERRORS.retryLimit }, livenessState: "blocked", counters: { consecutiveIdleTimeouts: 5 } });
   });
 
   it("compaction after a failover is sized for the smaller model that runs next", async () => {

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { subscribe } from "../../../shared/aws/connections";
 import { getRun, TERMINAL_STATUSES } from "../../../shared/aws/runs";
 import { validate } from "../../../shared/http/rest";
+import { RunIdSchema } from "../../../shared/protocol/ids";
 import { acceptRun } from "../../../shared/intake/intake";
 import { queuePlacement, sessionBusy } from "../../../shared/intake/answer";
 import { waitForRun } from "../../../shared/intake/wait";
@@ -38,7 +39,7 @@ export const agentMethod: Method = async (deps, { connectionId, requestId, conne
   return { ...ack, status: "in_flight", cached: true };
 };
 
-const WaitParamsSchema = z.object({ runId: z.string().min(1), timeoutMs: z.number().int().min(0).optional() }).strict();
+const WaitParamsSchema = z.object({ runId: RunIdSchema, timeoutMs: z.number().int().min(0).optional() }).strict();
 
 export const agentWaitMethod: Method = async (deps, { params, context }) => {
   const { runId, timeoutMs = DEFAULT_WAIT_MS } = validate(WaitParamsSchema, params);

@@ -6,6 +6,7 @@ import { getRun, TERMINAL_STATUSES } from "../../../shared/aws/runs";
 import { deliverFrame } from "../../../shared/events/delivery";
 import { framesForEvent } from "../../../shared/events/frames";
 import { validate } from "../../../shared/http/rest";
+import { RunIdSchema } from "../../../shared/protocol/ids";
 import { SessionKeySchema } from "../../../shared/protocol/agent-request";
 import { ApiError } from "../../../shared/protocol/errors";
 import { abortRun, type AbortDeps } from "../../../shared/run/abort";
@@ -17,7 +18,7 @@ export const REPLAY_PAGE = 500;
 
 const ReplayParamsSchema = z
   .object({
-    runId: z.string().min(1),
+    runId: RunIdSchema,
     afterSeq: z.number().int().min(0).optional(),
     /** The REST event log's name for the same cursor. */
     after: z.number().int().min(0).optional(),
@@ -52,14 +53,14 @@ export const eventsReplayMethod: Method = async (deps, { connectionId, params })
   return { runId, afterSeq, lastSeq, count: page.length, hasMore: events.length > limit, runStatus: run.status, subscribed: live };
 };
 
-const AbortParamsSchema = z.object({ runId: z.string().min(1), reason: z.string().max(500).optional() }).strict();
+const AbortParamsSchema = z.object({ runId: RunIdSchema, reason: z.string().max(500).optional() }).strict();
 
 export const runsAbortMethod: Method = async (deps, { params }) => {
   const { runId, reason } = validate(AbortParamsSchema, params);
   return abortRun(deps, runId, reason ?? "runs.abort");
 };
 
-const ChatAbortParamsSchema = z.object({ sessionKey: SessionKeySchema, runId: z.string().min(1).optional(), agentId: z.string().optional() }).strict();
+const ChatAbortParamsSchema = z.object({ sessionKey: SessionKeySchema, runId: RunIdSchema.optional(), agentId: z.string().optional() }).strict();
 
 /**
  * OpenClaw's `chat.abort` (sent by its CLI on SIGINT/SIGTERM): the named run

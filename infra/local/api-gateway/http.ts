@@ -60,8 +60,9 @@ export interface HeaderMaps {
  * headers collect in `multiValueHeaders` and the last one wins in `headers`.
  */
 export function headerMaps(rawHeaders: string[]): HeaderMaps {
-  const headers: Record<string, string> = {};
-  const multiValueHeaders: Record<string, string[]> = {};
+  // Null-prototype maps: a client's `constructor` or `__proto__` is a name like any other (AWS passes it through).
+  const headers: Record<string, string> = Object.create(null);
+  const multiValueHeaders: Record<string, string[]> = Object.create(null);
   const firstSpelling = new Map<string, string>();
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
     const lower = rawHeaders[i].toLowerCase();
@@ -90,8 +91,8 @@ export interface QueryMaps {
 export function queryMaps(search: string): QueryMaps | undefined {
   const params = new URLSearchParams(search);
   if (params.size === 0) return undefined;
-  const queryStringParameters: Record<string, string> = {};
-  const multiValueQueryStringParameters: Record<string, string[]> = {};
+  const queryStringParameters: Record<string, string> = Object.create(null);
+  const multiValueQueryStringParameters: Record<string, string[]> = Object.create(null);
   for (const [name, value] of params) {
     queryStringParameters[name] = value;
     (multiValueQueryStringParameters[name] ??= []).push(value);

@@ -10,6 +10,10 @@ const MAX_RESPONSE_BYTES = 1_000_000;
  * and the response body is the result. The URL is the operator's, not the
  * model's, so the SSRF guard does not apply; the request carries the run and
  * the tool call id so the endpoint can deduplicate (mutating tools default on).
+ * Redirects are never followed: the request carries the operator's headers
+ * (credentials for that endpoint), and a redirect would hand them to
+ * whatever host the endpoint, or whoever controls it, names. A 3xx is an
+ * error result that names where it pointed.
  */
 export function createCustomHttpTool(config: CustomToolConfig): ToolDefinition {
   return {
@@ -30,7 +34,13 @@ export function createCustomHttpTool(config: CustomToolConfig): ToolDefinition {
         },
         body: JSON.stringify(args),
         signal: AbortSignal.any([context.signal, AbortSignal.timeout(config.timeoutSeconds * 1000)]),
+        redirect: "manual",
       });
+      if (response.status >= 300 && response.status < 400) {
+        await response.body?.cancel();
+        const location = response.headers.get("location") ?? "(no location)";
+        return { content: `HTTP ${response.status}: the tool endpoint redirected to ${location}; redirects are not followed`, isError: true };
+      }
       const text = (await response.text()).slice(0, MAX_RESPONSE_BYTES);
       if (!response.ok) return { content: `HTTP ${response.status}: ${text}`, isError: true };
       return { content: text };

@@ -2,6 +2,7 @@ import { lookup } from "node:dns/promises";
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { isIP } from "node:net";
+import { htmlToText } from "./html-text";
 import { isBlockedAddress, isBlockedHostname } from "./ssrf-guard";
 import { ToolInputError, type ToolDefinition } from "./types";
 
@@ -10,6 +11,8 @@ import { ToolInputError, type ToolDefinition } from "./types";
  * total time, redirects. Every hop is resolved, checked by the SSRF guard and
  * connected to the checked address only.
  */
+export { htmlToText };
+
 export interface HttpFetchLimits {
   maxBytes: number;
   timeoutMs: number;
@@ -146,22 +149,4 @@ async function readPage(url: URL, response: IncomingMessage, maxBytes: number, s
     response.destroy();
   }
   return { ...base, body: Buffer.concat(chunks).subarray(0, maxBytes).toString("utf8"), truncated };
-}
-
-/** Just enough HTML to text for a model: no scripts, styles or tags; entities for the common few. */
-export function htmlToText(html: string): string {
-  return html
-    .replace(/<(script|style|noscript)[\s\S]*?<\/\1>/gi, " ")
-    .replace(/<br\s*\/?>|<\/(p|div|li|h[1-6]|tr)>/gi, "\n")
-    .replace(/<[^>]+>/g, " ")
-    .replace(/&nbsp;/g, " ")
-    .replace(/&amp;/g, "&")
-    .replace(/&lt;/g, "<")
-    .replace(/&gt;/g, ">")
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/[ \t]+/g, " ")
-    .replace(/ *\n */g, "\n")
-    .replace(/\n{3,}/g, "\n\n")
-    .trim();
 }

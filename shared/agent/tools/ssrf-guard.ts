@@ -1,43 +1,30 @@
 import { BlockList, isIP } from "node:net";
+import { V4_SPECIAL_PURPOSE, V6_SPECIAL_PURPOSE, type SpecialRange } from "./special-purpose-ranges";
 
 /**
  * The SSRF guard of http_fetch: a model-chosen URL must never reach the
- * runner's own network. Refused: loopback, link-local (which includes the
- * cloud metadata endpoint 169.254.169.254 and fd00:ec2::254), private and
- * carrier-grade NAT ranges, unspecified, multicast and reserved addresses,
- * in IPv4, IPv6, and IPv4 embedded in IPv6 (mapped, NAT64, 6to4).
+ * runner's own network or any address that is not plain public unicast.
+ * Refused: every range of the IANA IPv4 and IPv6 special-purpose address
+ * registries and multicast (see special-purpose-ranges.ts), and in IPv6
+ * anything outside global unicast 2000::/3 (so unassigned and deprecated
+ * space such as site-local fec0::/10 is refused even if the registry moves).
+ * IPv4 carried inside IPv6 in a form a host can still route (IPv4-mapped
+ * ::ffff:0:0/96 and NAT64 64:ff9b::/96) is judged by its IPv4 address.
  * The check runs on every resolved address of every redirect hop, and the
  * connection is pinned to the checked address (no DNS rebinding window).
  */
-const V4_BLOCKED: [string, number][] = [
-  ["0.0.0.0", 8], // "this network", unspecified
-  ["10.0.0.0", 8],
-  ["100.64.0.0", 10], // carrier-grade NAT
-  ["127.0.0.0", 8],
-  ["169.254.0.0", 16], // link-local, cloud metadata
-  ["172.16.0.0", 12],
-  ["192.0.0.0", 24], // IETF protocol assignments
-  ["192.0.2.0", 24], // documentation
-  ["192.168.0.0", 16],
-  ["198.18.0.0", 15], // benchmarking
-  ["198.51.100.0", 24],
-  ["203.0.113.0", 24],
-  ["224.0.0.0", 4], // multicast
-  ["240.0.0.0", 4], // reserved, broadcast
-];
-const V6_BLOCKED: [string, number][] = [
-  ["::", 128],
-  ["::1", 128],
-  ["fe80::", 10], // link-local
-  ["fc00::", 7], // unique local (includes fd00:ec2::254, the EC2 metadata endpoint)
-  ["ff00::", 8], // multicast
-  ["2001:db8::", 32], // documentation
-  ["100::", 64], // discard-only
-];
+const blockedV4 = blockList(V4_SPECIAL_PURPOSE, "ipv4");
+const blockedV6 = blockList(V6_SPECIAL_PURPOSE, "ipv6");
+const globalUnicastV6 = blockList([{ prefix: "2000::/3", name: "global unicast" }], "ipv6");
 
-const blocked = new BlockList();
-for (const [net, prefix] of V4_BLOCKED) blocked.addSubnet(net, prefix, "ipv4");
-for (const [net, prefix] of V6_BLOCKED) blocked.addSubnet(net, prefix, "ipv6");
+function blockList(ranges: readonly SpecialRange[], family: "ipv4" | "ipv6"): BlockList {
+  const list = new BlockList();
+  for (const { prefix } of ranges) {
+    const [net, bits] = prefix.split("/");
+    list.addSubnet(net!, Number(bits), family);
+  }
+  return list;
+}
 
 /** Host names that always mean "this machine" or a metadata service, whatever DNS says. */
 const BLOCKED_HOSTNAMES = [/^localhost$/i, /\.localhost$/i, /^metadata\.google\.internal$/i, /^instance-data(\.ec2\.internal)?$/i];
@@ -50,24 +37,27 @@ export function isBlockedHostname(hostname: string): boolean {
 export function isBlockedAddress(address: string): boolean {
   const bare = address.replace(/^\[|\]$/g, "").replace(/%.*$/, "");
   const family = isIP(bare);
-  if (family === 4) return blocked.check(bare, "ipv4");
+  if (family === 4) return blockedV4.check(bare, "ipv4");
   if (family !== 6) return true;
   const embedded = embeddedIPv4(bare);
-  if (embedded) return blocked.check(embedded, "ipv4");
-  return blocked.check(bare, "ipv6");
+  if (embedded) return blockedV4.check(embedded, "ipv4");
+  return !globalUnicastV6.check(bare, "ipv6") || blockedV6.check(bare, "ipv6");
 }
 
-/** IPv4 inside IPv6: mapped (::ffff:a.b.c.d), compatible (::a.b.c.d), NAT64 (64:ff9b::/96), 6to4 (2002::/16). */
+/**
+ * The IPv4 address inside an IPv4-mapped (::ffff:a.b.c.d) or NAT64
+ * well-known-prefix (64:ff9b::a.b.c.d) address. Other embeddings are refused
+ * whole instead: IPv4-compatible ::a.b.c.d is deprecated, 6to4 2002::/16 and
+ * Teredo 2001::/32 relay to hosts we cannot see, and the local-use NAT64
+ * prefix 64:ff9b:1::/48 translates into the operator's own network.
+ */
 export function embeddedIPv4(address: string): string | undefined {
   const groups = expandIPv6(address);
   if (!groups) return undefined;
   const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
   const zeros = (from: number, to: number) => groups.slice(from, to).every((g) => g === 0);
-  if (zeros(0, 5) && (groups[5] === 0xffff || groups[5] === 0) && !(groups[5] === 0 && zeros(6, 7) && groups[7] <= 1)) {
-    return v4(groups[6], groups[7]);
-  }
-  if (groups[0] === 0x64 && groups[1] === 0xff9b && zeros(2, 6)) return v4(groups[6], groups[7]);
-  if (groups[0] === 0x2002) return v4(groups[1], groups[2]);
+  if (zeros(0, 5) && groups[5] === 0xffff) return v4(groups[6]!, groups[7]!);
+  if (groups[0] === 0x64 && groups[1] === 0xff9b && zeros(2, 6)) return v4(groups[6]!, groups[7]!);
   return undefined;
 }
 
@@ -75,8 +65,8 @@ function expandIPv6(address: string): number[] | undefined {
   let text = address.toLowerCase();
   const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
   if (dotted) {
-    const parts = dotted[1].split(".").map(Number);
-    text = text.slice(0, -dotted[1].length) + `${((parts[0] << 8) | parts[1]).toString(16)}:${((parts[2] << 8) | parts[3]).toString(16)}`;
+    const parts = dotted[1]!.split(".").map(Number);
+    text = text.slice(0, -dotted[1]!.length) + `${((parts[0]! << 8) | parts[1]!).toString(16)}:${((parts[2]! << 8) | parts[3]!).toString(16)}`;
   }
   const [head, tail] = text.split("::");
   const parse = (part: string | undefined) => (part ? part.split(":").map((g) => parseInt(g, 16)) : []);

@@ -1,0 +1,21 @@
+import { GetCommand } from "@aws-sdk/lib-dynamodb";
+import { z } from "zod";
+import { keys } from "./keys";
+import type { Db } from "./dynamo";
+
+const AbortFlagSchema = z.object({ abortRequestedAt: z.number().optional() });
+
+/**
+ * When an abort of the run was requested, if it was: the one attribute a
+ * running attempt polls for every second. A projection, so the poll moves
+ * and parses a few bytes instead of the whole run record (up to 400 KB with
+ * a long message or collect batch). DynamoDB still meters read units by the
+ * item's full size; the network, the parse and the Lambda's time are what
+ * this saves.
+ */
+export async function readAbortRequestedAt(db: Db, runId: string): Promise<number | undefined> {
+  const out = await db.doc.send(
+    new GetCommand({ TableName: db.table, Key: keys.run(runId), ConsistentRead: true, ProjectionExpression: "abortRequestedAt" }),
+  );
+  return AbortFlagSchema.parse(out.Item ?? {}).abortRequestedAt;
+}
