@@ -38,5 +38,11 @@ export const LoopConfigSchema = z
      * in a fresh execution (the 25,000-event history limit; ~9 events per iteration).
      */
     iterationsPerExecution: z.number().int().min(1).default(1500),
+    /**
+     * History events one execution may record before the run continues in a fresh one: Step
+     * Functions' 25,000-event limit, counted by the path each iteration takes (core/history-budget.ts).
+     * Lower only to test continue-as-new.
+     */
+    maxHistoryEvents: z.number().int().min(50).max(25_000).default(25_000),
   })
   .strict();

@@ -1,3 +1,4 @@
+import { historyNearlyFull, ITERATION_EVENTS, START_EVENTS } from "./history-budget";
 import { decideOnFailure } from "./decide-failure";
 import {
   again,
@@ -58,16 +59,19 @@ export function decideNext(loop: LoopState, outcome: AttemptOutcome): Step {
  * exhaustion asks the failover decision (reference §F.49).
  */
 export function beforeAttempt(loop: LoopState): Step {
-  if (loop.execution.iterations >= loop.execution.maxIterations) {
-    const generation = loop.execution.generation + 1;
-    return { loop: { ...loop, execution: { ...loop.execution, generation, iterations: 0 } }, decision: { action: "continue_as_new", generation } };
+  const { execution } = loop;
+  if (execution.iterations >= execution.maxIterations || historyNearlyFull(execution.events, execution.maxEvents)) {
+    const generation = execution.generation + 1;
+    // The fresh execution starts its own history (its StartExecution and the Attempt that picks the loop up).
+    const fresh = { ...execution, generation, iterations: 0, events: START_EVENTS };
+    return { loop: { ...loop, execution: fresh }, decision: { action: "continue_as_new", generation } };
   }
   if (loop.iteration >= loop.maxIterations) return onRetryLimit(loop);
   const next = {
     ...loop,
     iteration: loop.iteration + 1,
     attempt: loop.attempt + 1,
-    execution: { ...loop.execution, iterations: loop.execution.iterations + 1 },
+    execution: { ...execution, iterations: execution.iterations + 1, events: execution.events + ITERATION_EVENTS },
   };
   return { loop: next, decision: { action: "attempt" } };
 }

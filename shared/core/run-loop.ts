@@ -1,3 +1,4 @@
+import { START_EVENTS } from "./history-budget";
 import { z } from "zod";
 import { FAILURE_KINDS, ProviderFailureSchema, THINKING_LEVELS, type FailureKind, type ThinkingLevel } from "./failures";
 
@@ -97,6 +98,10 @@ const ExecutionSchema = z.object({
   /** Loop iterations run by the current execution. */
   iterations: z.number().int().min(0),
   maxIterations: z.number().int().positive(),
+  /** History events the current execution has recorded so far, counted by path (core/history-budget.ts). */
+  events: z.number().int().min(0).default(0),
+  /** The history limit it continues as new before (Step Functions' 25,000 unless configured lower). */
+  maxEvents: z.number().int().positive().optional(),
 });
 
 export const LoopStateSchema = z.object({
@@ -138,7 +143,7 @@ export const LoopStateSchema = z.object({
   attempt: countSince1(),
   /** Attempts that stopped early to stay inside the Lambda limit (they do not count against the budget). */
   yields: countSince1(),
-  execution: ExecutionSchema.default({ generation: 0, iterations: 0, maxIterations: LIMITS.iterationsPerExecution }),
+  execution: ExecutionSchema.default({ generation: 0, iterations: 0, maxIterations: LIMITS.iterationsPerExecution, events: 0 }),
   /** Per chain model (key = modelIndex): what its provider's overflow errors reported. */
   calibration: z.record(z.string(), CalibrationSchema).default({}),
   /** The deployed configuration version the run started under (tasks load that configuration, not a newer deploy's). */
@@ -174,6 +179,8 @@ export interface LoopShape {
   /** Auth profiles per chain model; its length is the chain length. */
   profileCounts?: number[];
   iterationsPerExecution?: number;
+  /** History events one execution may record (default HISTORY_EVENT_LIMIT). */
+  maxHistoryEvents?: number;
   thinking?: ThinkingLevel;
   configVersion?: string;
 }
@@ -196,7 +203,13 @@ export function initialLoopState(modelCount: number, shape: LoopShape = {}): Loo
     compactedBeforeAttempt: false,
     attempt: 0,
     yields: 0,
-    execution: { generation: 0, iterations: 0, maxIterations: shape.iterationsPerExecution ?? LIMITS.iterationsPerExecution },
+    execution: {
+      generation: 0,
+      iterations: 0,
+      maxIterations: shape.iterationsPerExecution ?? LIMITS.iterationsPerExecution,
+      events: START_EVENTS,
+      ...(shape.maxHistoryEvents ? { maxEvents: shape.maxHistoryEvents } : {}),
+    },
     calibration: {},
     ...(shape.configVersion ? { configVersion: shape.configVersion } : {}),
   };

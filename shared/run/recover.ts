@@ -1,4 +1,5 @@
 import { beforeAttempt, decideNext } from "../core/decide";
+import { CRASH_EVENTS } from "../core/history-budget";
 import { initialLoopState, type AttemptOutcome } from "../core/run-loop";
 import type { FailureKind } from "../core/failures";
 import type { RecoverInput, StepPointer } from "./pointer";
@@ -22,7 +23,9 @@ export function recoverFromCrash(input: RecoverInput): StepPointer {
   const head = beforeAttempt(loop);
   if (head.decision.action === "finalize") return { runId: input.runId, loop: head.loop, decision: head.decision };
   // A due continue-as-new is left to the next Attempt's loop head, which starts the fresh execution.
-  const counted = head.decision.action === "attempt" ? head.loop : loop;
+  const headed = head.decision.action === "attempt" ? head.loop : loop;
+  // The crash wrote the failed task's tries and this task into the history.
+  const counted = { ...headed, execution: { ...headed.execution, events: headed.execution.events + CRASH_EVENTS } };
   const outcome: AttemptOutcome = {
     kind: "failed",
     failure: { kind: crashKind(input.crash.Error), message: crashMessage(input), retryable: isRetryableCrash(input.crash.Error), responseStarted: false },

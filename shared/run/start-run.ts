@@ -54,6 +54,7 @@ export async function startRun(anyDeps: RunDeps, runId: string, carried?: LoopSt
   const loop = initialLoopState(modelChain(deps.config, run.model).length, {
     profileCounts: profileCounts(deps.config, run.model),
     iterationsPerExecution: deps.config.loop.iterationsPerExecution,
+    ...(deps.config.loop.maxHistoryEvents < 25_000 ? { maxHistoryEvents: deps.config.loop.maxHistoryEvents } : {}),
     configVersion: run.configVersion,
   });
   // A blocked run goes straight to FinalizeRun through the Attempt task (shared/run/loop-iteration.ts).

@@ -1,3 +1,4 @@
+import { HISTORY_EVENT_LIMIT, FINALIZE_EVENTS, historyNearlyFull, ITERATION_EVENTS, MAX_ITERATION_EVENTS, START_EVENTS } from "../../shared/core/history-budget";
 import { describe, expect, it } from "vitest";
 import { beforeAttempt, decideNext } from "../../shared/core/decide";
 import { USER_ERRORS } from "../../shared/core/loop-texts";
@@ -67,9 +68,24 @@ describe("outer-loop budget (reference §F)", () => {
     expect(two.decision.action).toBe("attempt");
     const third = beforeAttempt(decideNext(two.loop, { kind: "yielded" }).loop);
     expect(third.decision).toEqual({ action: "continue_as_new", generation: 1 });
-    expect(third.loop.execution).toEqual({ generation: 1, iterations: 0, maxIterations: 2 });
+    expect(third.loop.execution).toEqual({ generation: 1, iterations: 0, maxIterations: 2, events: START_EVENTS });
     // The fresh execution starts at the loop head with everything else intact.
     expect(beforeAttempt(third.loop).decision.action).toBe("attempt");
+  });
+
+  it("counts the history events each iteration adds and continues as new before the 25,000-event limit", () => {
+    const loop = loopOf(1);
+    expect(loop.execution.events).toBe(START_EVENTS);
+    const one = beforeAttempt(loop);
+    expect(one.loop.execution.events).toBe(START_EVENTS + ITERATION_EVENTS);
+    // Just below the point where one more worst-case iteration and the finalize path might not fit: go on.
+    const roomLeft = HISTORY_EVENT_LIMIT - MAX_ITERATION_EVENTS - FINALIZE_EVENTS;
+    const near = { ...loop, execution: { ...loop.execution, events: roomLeft } };
+    expect(beforeAttempt(near).decision.action).toBe("attempt");
+    const full = beforeAttempt({ ...near, execution: { ...near.execution, events: roomLeft + 1 } });
+    expect(full.decision).toEqual({ action: "continue_as_new", generation: 1 });
+    expect(full.loop.execution).toMatchObject({ generation: 1, iterations: 0, events: START_EVENTS });
+    expect(historyNearlyFull(roomLeft + 1)).toBe(true);
   });
 
   it("numbers attempts over the whole run, across fallbacks", () => {
@@ -281,7 +297,7 @@ describe("loop state schema", () => {
     const parsed = LoopStateSchema.parse(frozenV1);
     expect(parsed).toMatchObject({ iteration: 3, profileCounts: [], triedProfiles: [], yields: 0, attempt: 0, toolResultsTruncated: false });
     expect(parsed.counters).toMatchObject({ overflowCompactions: 0, timeoutCompactions: 0, rateLimitRotations: 0 });
-    expect(parsed.execution).toEqual({ generation: 0, iterations: 0, maxIterations: LIMITS.iterationsPerExecution });
+    expect(parsed.execution).toEqual({ generation: 0, iterations: 0, maxIterations: LIMITS.iterationsPerExecution, events: 0 });
     expect(beforeAttempt(parsed).decision.action).toBe("attempt");
   });
 

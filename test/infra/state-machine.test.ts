@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import {
   ALL_ERRORS,
   FINALIZE_FAILED_ERROR,
+  LAMBDA_RETRY,
   LAMBDA_TRANSIENT_ERRORS,
   PINNED_ERROR_NAMES,
   STATE_MACHINE_TIMEOUT_SECONDS,
@@ -20,6 +21,7 @@ import {
 } from "../../infra/synth";
 import { logicalIdOfFunction, resourcesOfType, statementsOfRole } from "./helpers";
 import { DecisionSchema } from "../../shared/core/run-loop";
+import { TASK_TRIES } from "../../shared/core/history-budget";
 
 const DECISION_ACTIONS = DecisionSchema.options.map((option) => option.shape.action.value);
 
@@ -174,6 +176,19 @@ describe("pinned error names", () => {
     const matched = Object.values(asl.States).flatMap((s) => [...(s.Retry ?? []), ...(s.Catch ?? [])].flatMap((r) => r.ErrorEquals));
     expect(matched.length).toBeGreaterThan(0);
     for (const name of matched) expect(PINNED_ERROR_NAMES).toContain(name);
+  });
+});
+
+describe("the history budget's model of the machine (shared/core/history-budget.ts)", () => {
+  it("counts every try a task gets before its Catch, and the states an iteration passes through", () => {
+    const attempt = asl.States[STATE_NAMES.attempt];
+    const maxTries = Math.max(...(attempt.Retry ?? []).map((r) => (r.MaxAttempts ?? 3) + 1));
+    expect(TASK_TRIES).toBe(maxTries);
+    expect(LAMBDA_RETRY.maxAttempts + 1).toBe(TASK_TRIES);
+    // Attempt -> Route -> (WaitBeforeRetry ->) Attempt: one task, one choice, one wait per iteration.
+    expect(attempt.Next).toBe(STATE_NAMES.route);
+    expect(asl.States[STATE_NAMES.route].Type).toBe("Choice");
+    expect(asl.States[STATE_NAMES.waitBeforeRetry].Next).toBe(STATE_NAMES.attempt);
   });
 });
 

@@ -203,11 +203,12 @@ describe("one provider, two keys, a fallback model of the same provider (issue 1
 describe("long runs", () => {
   let long: LoopStack;
   beforeAll(async () => {
-    long = await startLoopStack(({ openai }) => ({ model: "openai/gpt-long", providers: { openai }, loop: { iterationsPerExecution: 1 } }));
+    // A history budget that fits one iteration (core/history-budget.ts): the second one continues as new.
+    long = await startLoopStack(({ openai }) => ({ model: "openai/gpt-long", providers: { openai }, loop: { maxHistoryEvents: 75 } }));
   }, 60_000);
   afterAll(async () => long?.close());
 
-  it("continue as new in a fresh execution when the execution's share is used up; the run goes on seamlessly", async () => {
+  it("continue as new in a fresh execution when the execution's history budget is used up; the run goes on seamlessly", async () => {
     long.oai.enqueue(perMinute(), chat.text("done after a continuation"));
     const run = await long.run("hi");
     expect(run.status).toBe("ok");
