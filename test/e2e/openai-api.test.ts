@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getSession } from "../../shared/aws/sessions";
@@ -175,6 +176,12 @@ describe("OpenAI-compatible API with the openai SDK", () => {
       else await new Promise((resolve) => setTimeout(resolve, 100));
     }
     expect(done?.choices[0]!.message.content).toBe("Worth the wait.");
+  });
+
+  it("serves the checked-in OpenAPI document at GET /openapi.json without a token", async () => {
+    const response = await fetch(`${parts.stack.restUrl}/openapi.json`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual(JSON.parse(readFileSync(new URL("../../docs/openapi.json", import.meta.url), "utf8")));
   });
 
   it("answers OpenAI errors: a wrong key is 401, a bad body 400, client tools 400 (not yet supported)", async () => {

@@ -38,7 +38,7 @@ export const agentMethod: Method = async (deps, { connectionId, requestId, conne
   return { ...ack, status: "in_flight", cached: true };
 };
 
-const WaitParamsSchema = z.object({ runId: z.string().min(1), timeoutMs: z.number().int().min(0).optional() }).strict();
+export const WaitParamsSchema = z.object({ runId: z.string().min(1), timeoutMs: z.number().int().min(0).optional() }).strict();
 
 export const agentWaitMethod: Method = async (deps, { params, context }) => {
   const { runId, timeoutMs = DEFAULT_WAIT_MS } = validate(WaitParamsSchema, params);
