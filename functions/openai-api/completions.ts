@@ -20,8 +20,13 @@ import { randomUUID } from "node:crypto";
 import { sendJson, SSE_HEADERS, type ResponseSink } from "./http";
 import { assertToolsSupported, type ToolSpec } from "./tools";
 
-/** API Gateway's REST integration limit is 29 s: a buffered answer comes before it. */
+/** API Gateway's REST integration limit is 29 s: by default a buffered answer comes before it. */
 export const REST_WINDOW_MS = 25_000;
+/**
+ * `Prefer: wait=` may ask for longer (the streaming integration has no 29 s
+ * cut), but not past API Gateway's 5-minute idle timeout of a silent stream.
+ */
+export const MAX_PREFERRED_WAIT_MS = 240_000;
 /** A stream ends this long before the function's own deadline, cleanly. */
 const STREAM_MARGIN_MS = 5_000;
 /** SSE comment sent while the run is quiet, so proxies keep the connection. */
@@ -124,7 +129,7 @@ export async function runCompletion(deps: AppDeps, flavor: Flavor, input: Reques
   const accepted = await startOpenAIRun(deps, { sessionKey: session.sessionKey, message: prompt.message, extraSystemPrompt, model, ...(idempotencyKey ? { idempotencyKey } : {}) });
   const runHeaders = { "x-openclaw-run-id": accepted.runId, "x-openclaw-session-key": accepted.sessionKey };
   if (flavor.stream) return streamRun(deps, flavor, accepted, context, sink, runHeaders);
-  const windowMs = Math.min(REST_WINDOW_MS, preferredWaitMs(event) ?? REST_WINDOW_MS, Math.max(0, context.getRemainingTimeInMillis() - 2_000));
+  const windowMs = Math.min(preferredWaitMs(event) ?? REST_WINDOW_MS, MAX_PREFERRED_WAIT_MS, Math.max(0, context.getRemainingTimeInMillis() - 2_000));
   const outcome = await followRun(deps.db, accepted.runId, { deadlineMs: deps.db.now() + windowMs });
   if (outcome.status === "running") {
     const location = flavor.location(accepted.runId);
