@@ -189,5 +189,8 @@ describe("OpenAI-compatible API with the openai SDK", () => {
     await expect(stranger.models.list()).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
     await expect(client.chat.completions.create({ model: "openclaw:main", messages: [] })).rejects.toBeInstanceOf(OpenAI.BadRequestError);
     await expect(client.chat.completions.create({ model: "openclaw:other", messages: [{ role: "user", content: "hi" }] })).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    const tools = [{ type: "function" as const, function: { name: "lookup", parameters: { type: "object", properties: {} } } }];
+    await expect(client.chat.completions.create({ model: "openclaw:main", tools, messages: [{ role: "user", content: "hi" }] })).rejects.toMatchObject({ status: 400, code: "unsupported_parameter", param: "tools" });
+    await expect(client.chat.completions.create({ model: "openclaw:main", messages: [{ role: "user", content: "hi" }] }, { headers: { "x-openclaw-session-key": "bad key!" } })).rejects.toBeInstanceOf(OpenAI.BadRequestError);
   });
 });
