@@ -12,7 +12,8 @@ import { validate } from "../../shared/protocol/validate";
 import { chatConversation, buildAgentPrompt, responsesConversation, type ConversationEntry } from "../../shared/openai/prompt";
 import { ChatCompletionRequestSchema, ResponsesRequestSchema, type ChatCompletionRequest, type ResponsesRequest } from "../../shared/openai/request";
 import { agentIdFor, AGENT_ID_HEADER, modelOverrideFor, SESSION_KEY_HEADER, sessionFor } from "../../shared/openai/routing";
-import { chatCompletion, chatCompletionPending, CHAT_ID_PREFIX, RESPONSE_ID_PREFIX, responseResource, type RunOutcome } from "../../shared/openai/objects";
+import { chatCompletion, chatCompletionPending, CHAT_ID_PREFIX, RESPONSE_ID_PREFIX, responseResource, runIdOfResponseId, type RunOutcome } from "../../shared/openai/objects";
+import { getRun } from "../../shared/aws/runs";
 import { followRun, startOpenAIRun } from "../../shared/openai/run-service";
 import { ChatStreamEncoder, ResponsesStreamEncoder } from "../../shared/openai/stream";
 import type { AppDeps } from "../../shared/runtime/app-deps";
@@ -53,6 +54,8 @@ interface Flavor {
   stream: boolean;
   conversation: { system: string[]; entries: ConversationEntry[] };
   tools: ToolSpec;
+  /** Responses `previous_response_id`: continue that run's session. */
+  previousResponseId?: string;
   idOf(runId: string): string;
   /** Relative to the request URL: `completions/<id>` from `/v1/chat/completions`. */
   location(runId: string): string;
@@ -83,6 +86,7 @@ export function responsesFlavor(body: ResponsesRequest): Flavor {
     prefix: "openresponses",
     model: body.model,
     user: body.user,
+    ...(body.previous_response_id ? { previousResponseId: body.previous_response_id } : {}),
     stream: body.stream === true,
     conversation: responsesConversation(body.input as never, body.instructions),
     tools: { tools: functionTools.map((t) => ({ name: t.name, description: t.description ?? undefined, parameters: t.parameters ?? {} })), choice: responsesChoice(body.tool_choice) },
@@ -117,7 +121,7 @@ export async function runCompletion(deps: AppDeps, flavor: Flavor, input: Reques
   const { event, context } = input;
   const agentId = agentIdFor(flavor.model, header(event, AGENT_ID_HEADER));
   if (agentId !== DEFAULT_AGENT_ID) throw new ApiError("NOT_FOUND", `unknown agent '${agentId}' (this runner has one agent: main)`, { openaiCode: "model_not_found", param: "model" });
-  const sessionHeader = header(event, SESSION_KEY_HEADER);
+  const sessionHeader = header(event, SESSION_KEY_HEADER) ?? (await previousSession(deps, flavor.previousResponseId));
   if (sessionHeader !== undefined) validate(SessionKeySchema, sessionHeader.trim());
   const session = sessionFor({ agentId, prefix: flavor.prefix, headerValue: sessionHeader, user: flavor.user, freshId: randomUUID() });
   const prompt = buildAgentPrompt(flavor.conversation, session.stable);
@@ -137,6 +141,15 @@ export async function runCompletion(deps: AppDeps, flavor: Flavor, input: Reques
   }
   const { status, body } = flavor.answer(outcome);
   return sendJson(sink, status, body, { ...runHeaders, ...(status >= 500 ? { "x-should-retry": "false" } : {}) });
+}
+
+/** The session of the run behind `previous_response_id` (the session header still wins). */
+async function previousSession(deps: AppDeps, previousResponseId: string | undefined): Promise<string | undefined> {
+  if (!previousResponseId) return undefined;
+  const runId = runIdOfResponseId(previousResponseId);
+  const run = runId ? await getRun(deps.db, runId) : undefined;
+  if (!run) throw new ApiError("NOT_FOUND", `Previous response with id '${previousResponseId}' not found.`, { param: "previous_response_id", openaiCode: "previous_response_not_found" });
+  return run.sessionKey;
 }
 
 /** RFC 7240 `Prefer: wait=<seconds>`: how long the caller wants a buffered answer to wait before the 202. */

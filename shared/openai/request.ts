@@ -90,6 +90,8 @@ export const ResponsesRequestSchema = z
     tools: z.array(z.union([ResponsesFunctionToolSchema, z.object({ type: z.string() }).loose()])).max(128).optional(),
     tool_choice: z.union([z.enum(["none", "auto", "required"]), z.object({ type: z.literal("function"), name: z.string() }).loose()]).optional(),
     max_output_tokens: z.number().int().positive().nullish(),
+    /** Continues the session of that response's run (OpenAI's conversation chaining). */
+    previous_response_id: z.string().min(1).max(128).nullish(),
   })
   .loose();
 export type ResponsesRequest = z.infer<typeof ResponsesRequestSchema>;

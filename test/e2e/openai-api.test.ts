@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { getRun } from "../../shared/aws/runs";
 import { getSession } from "../../shared/aws/sessions";
 import { readTranscript } from "../../shared/aws/transcript";
 import { chat } from "../support/fake-openai-server";
@@ -144,6 +145,17 @@ describe("OpenAI-compatible API with the openai SDK", () => {
     const texts = model.messages.map((m) => JSON.stringify(m.content));
     expect(texts.filter((t) => t.includes("My name is Ada.")).length).toBe(1);
     expect(lastModelUserText()).toBe("What is my name?");
+  });
+
+  it("Responses previous_response_id continues that response's session", async () => {
+    parts.oai.enqueue(chat.text("Noted: blue."), chat.text("You said blue."));
+    const first = await client.responses.create({ model: "openclaw:main", input: "My color is blue." });
+    const second = await client.responses.create({ model: "openclaw:main", input: "What is my color?", previous_response_id: first.id }).withResponse();
+    const runId = first.id.slice("resp_".length);
+    const firstRun = await getRun(parts.stack.deps.db, runId);
+    expect(second.response.headers.get("x-openclaw-session-key")).toBe(firstRun!.sessionKey);
+    expect(second.data.output_text).toBe("You said blue.");
+    await expect(client.responses.create({ model: "openclaw:main", input: "x", previous_response_id: "resp_run_nope" })).rejects.toBeInstanceOf(OpenAI.NotFoundError);
   });
 
   it("x-openclaw-session-key selects the session verbatim", async () => {
