@@ -17,6 +17,7 @@ import { Construct } from "constructs";
 import { createAlarms } from "./alarms";
 import { resolveAgentConfig, type AgentConfigSource, type ResolvedAgentConfig } from "./agent-config";
 import { addWebSocketRoutes, createRestApi, createWebSocketApi } from "./apis";
+import { addOpenAIRoutes } from "./openai-routes";
 import { stageFunctionAsset } from "./assets";
 import { bundleFunctions } from "./bundle";
 import { FUNCTION_KEYS, FUNCTION_SPECS, type FunctionKey } from "./functions";
@@ -95,6 +96,7 @@ export class AgentRunner extends Construct {
     this.functions = fns;
     addWebSocketRoutes(ws.api, fns["ws-api"]);
     const restApi = createRestApi(this, fns["rest-api"], removalPolicy);
+    addOpenAIRoutes(restApi, fns["openai-api"], fns["rest-api"]);
     const stateMachine = createRunStateMachine(this, "RunStateMachine", {
       functions: fns,
       stateMachineName,
@@ -107,7 +109,7 @@ export class AgentRunner extends Construct {
       tracing: settings.tracing,
     });
     // Callers that are not tasks wait for the machine (run-finalize cannot: it is a task).
-    for (const key of ["dispatcher", "sweeper", "rest-api", "ws-api"] as const) fns[key].node.addDependency(stateMachine);
+    for (const key of ["dispatcher", "sweeper", "rest-api", "ws-api", "openai-api"] as const) fns[key].node.addDependency(stateMachine);
     const alarms = createAlarms(this, { deadLetterQueue, stateMachine, functions: fns });
     if (props.alarmTopic) {
       const action = new SnsAction(props.alarmTopic);

@@ -16,6 +16,7 @@ export const FUNCTION_KEYS = [
   "decide",
   "run-finalize",
   "sweeper",
+  "openai-api",
 ] as const;
 
 export type FunctionKey = (typeof FUNCTION_KEYS)[number];
@@ -137,6 +138,14 @@ export const FUNCTION_SPECS: Readonly<Record<FunctionKey, FunctionSpec>> = {
     states: ["StartExecution", "DescribeExecution", "StopExecution"],
     trigger: "every-minute",
     onExecutionEnded: true,
+  }),
+  // OpenAI-compatible API (docs/openai-api.md): a response-streaming integration may run 15 min,
+  // so SSE follows a run that long; buffered answers still come within 25 s (else 202 + Location).
+  "openai-api": spec("openai-api", {
+    timeoutSeconds: 900,
+    dynamodb: READ_WRITE_DELETE,
+    intake: true,
+    wsManagement: ["POST"],
   }),
 };
 

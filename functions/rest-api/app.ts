@@ -7,6 +7,8 @@ import { internalError, internalErrorLog } from "../../shared/protocol/internal-
 import type { AppDeps } from "../../shared/runtime/app-deps";
 import { pathParams } from "./path-params";
 import { getHistory, getRunEvents, getRunRoute, postAbort, postAgent, postWait, type Route } from "./routes";
+// The checked-in OpenAPI document (npm run docs:api), bundled with the function.
+import openApiDocument from "../../docs/openapi.json";
 
 interface RouteEntry {
   method: string;
@@ -40,6 +42,7 @@ export function createRestHandler(deps: AppDeps) {
 async function dispatch(deps: AppDeps, event: APIGatewayProxyEvent, context: Context): Promise<APIGatewayProxyResult> {
   const path = stripStage(event);
   if (event.httpMethod === "GET" && path === "/health") return json(200, { ok: true });
+  if (event.httpMethod === "GET" && path === "/openapi.json") return json(200, openApiDocument);
   const matches = ROUTES.map((entry) => ({ entry, match: entry.pattern.exec(path) })).filter((m) => m.match);
   if (matches.length === 0) throw new ApiError("NOT_FOUND", `no route for ${event.httpMethod} ${path}`);
   const hit = matches.find((m) => m.entry.method === event.httpMethod);

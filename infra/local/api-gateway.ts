@@ -55,6 +55,7 @@ export async function startLocalApiGateway(options: LocalApiGatewayOptions): Pro
     limits: resolveLimits(options.limits),
     createContext: options.createContext ?? defaultLambdaContext,
     webSocketAsyncInvocation: options.webSocketAsyncInvocation,
+    restRoutes: options.restRoutes,
   };
   const webSocket = new WebSocketGateway(settings, options.webSocketHandler, options.webSocketRoutes);
   const server = createServer((req, res) => {

@@ -74,4 +74,15 @@ describe("sample events drive every handler", () => {
     const poison = { Records: [{ ...batch.Records[0], messageId: "poison-1", body: JSON.stringify({ v: 1, runId: "run_nobody" }) }] };
     expect(await dispatcher(poison, context("dispatcher"))).toEqual({ batchItemFailures: [{ itemIdentifier: "poison-1" }] });
   });
+
+  it("openai-api: POST /v1/chat/completions through InvokeWithResponseStream (prelude, 8 NUL bytes, JSON body)", async () => {
+    const chunks: Buffer[] = [];
+    await stack.functions["openai-api"].pool.invokeStream(sampleEvent("openai-chat-completions.json"), (chunk) => chunks.push(chunk));
+    const bytes = Buffer.concat(chunks);
+    const at = bytes.indexOf(Buffer.alloc(8));
+    expect(JSON.parse(bytes.subarray(0, at).toString("utf8"))).toMatchObject({ statusCode: 200, headers: { "x-openclaw-session-key": "agent:main:openai-user:sample-user" } });
+    const completion = JSON.parse(bytes.subarray(at + 8).toString("utf8"));
+    expect(completion).toMatchObject({ object: "chat.completion", choices: [{ message: { role: "assistant" }, finish_reason: "stop" }] });
+    expect(completion.choices[0].message.content).toContain("hello");
+  });
 });

@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { readConfig } from "../../infra/config";
 import { FUNCTION_KEYS, FUNCTION_KEY_TAG, FUNCTION_SPECS } from "../../infra/functions";
 import { WS_METHOD_ROUTES, WS_ROUTE_KEYS } from "../../infra/routes";
+import { OPENAI_ROUTES } from "../../infra/routes-openai";
 import { DLQ_MAX_RECEIVE_COUNT } from "../../infra/stack";
 import { synthesizeTemplate, type CfnTemplate } from "../../infra/synth";
 import {
@@ -32,7 +33,7 @@ describe("resources", () => {
   it("has exactly the expected resource counts", () => {
     template.resourceCountIs("AWS::DynamoDB::Table", 1);
     template.resourceCountIs("AWS::SQS::Queue", 2);
-    template.resourceCountIs("AWS::Lambda::Function", 8);
+    template.resourceCountIs("AWS::Lambda::Function", 9);
     template.resourceCountIs("AWS::StepFunctions::StateMachine", 1);
     template.resourceCountIs("AWS::ApiGateway::RestApi", 1);
     template.resourceCountIs("AWS::ApiGatewayV2::Api", 1);
@@ -144,7 +145,7 @@ describe("functions", () => {
     const timeouts = Object.fromEntries(FUNCTION_KEYS.map((k) => [k, FUNCTION_SPECS[k].timeoutSeconds]));
     expect(timeouts).toEqual({
       "rest-api": 29, "ws-api": 60, dispatcher: 30, "run-start": 60,
-      attempt: 900, decide: 30, "run-finalize": 60, sweeper: 120,
+      attempt: 900, decide: 30, "run-finalize": 60, sweeper: 120, "openai-api": 900,
     });
     expect(FUNCTION_SPECS.attempt.memoryMb).toBe(1024);
   });
@@ -232,9 +233,10 @@ describe("APIs", () => {
   });
 
   it("proxies ANY / and ANY /{proxy+} of the REST API's prod stage to rest-api, with access logs", () => {
-    template.resourceCountIs("AWS::ApiGateway::Method", 2);
+    // 3 buffered proxies to rest-api (/, /{proxy+}, /v1/{proxy+}) + the 6 streamed OpenAI routes (next test).
+    template.resourceCountIs("AWS::ApiGateway::Method", 3 + OPENAI_ROUTES.length);
     template.hasResourceProperties("AWS::ApiGateway::Resource", { PathPart: "{proxy+}" });
-    for (const [, method] of resourcesOfType(json, "AWS::ApiGateway::Method")) {
+    for (const [, method] of resourcesOfType(json, "AWS::ApiGateway::Method").filter(([, m]) => m.Properties?.HttpMethod === "ANY")) {
       expect(method.Properties).toMatchObject({ HttpMethod: "ANY", Integration: { Type: "AWS_PROXY" } });
       expect(JSON.stringify(method.Properties?.Integration)).toContain(logicalIdOfFunction(json, "rest-api"));
     }
@@ -243,6 +245,17 @@ describe("APIs", () => {
       AccessLogSetting: Match.objectLike({ DestinationArn: Match.anyValue() }),
       MethodSettings: [Match.objectLike({ ThrottlingRateLimit: Match.anyValue(), ThrottlingBurstLimit: Match.anyValue() })],
     });
+  });
+
+  it("serves the OpenAI routes from openai-api over a 15-minute response-streaming integration", () => {
+    const streamed = resourcesOfType(json, "AWS::ApiGateway::Method").filter(([, m]) => m.Properties?.HttpMethod !== "ANY");
+    expect(streamed.map(([, m]) => m.Properties?.HttpMethod).sort()).toEqual(OPENAI_ROUTES.map((r) => r.method).sort());
+    for (const [, method] of streamed) {
+      expect(method.Properties).toMatchObject({ Integration: { Type: "AWS_PROXY", ResponseTransferMode: "STREAM", TimeoutInMillis: 900_000 } });
+      const uri = JSON.stringify(method.Properties?.Integration);
+      expect(uri).toContain(logicalIdOfFunction(json, "openai-api"));
+      expect(uri).toContain("/response-streaming-invocations");
+    }
   });
 });
 
@@ -277,7 +290,7 @@ describe("IAM", () => {
   it("pins which functions may delete or batch-write items", () => {
     const can = (action: string) => FUNCTION_KEYS.filter((k) => FUNCTION_SPECS[k].dynamodb.some((a) => a === action));
     expect(can("BatchWriteItem")).toEqual(["attempt"]);
-    expect(can("DeleteItem")).toEqual(["rest-api", "ws-api", "dispatcher", "run-start", "attempt", "decide", "run-finalize", "sweeper"]);
+    expect(can("DeleteItem")).toEqual(["rest-api", "ws-api", "dispatcher", "run-start", "attempt", "decide", "run-finalize", "sweeper", "openai-api"]);
   });
 
   it("lets exactly the APIs (abort hands a lane on), dispatcher, attempt (continue-as-new), run-finalize and sweeper start executions of the one state machine", () => {
@@ -336,7 +349,7 @@ describe("IAM", () => {
   it("lets only intake functions send to the queue and only the attempt read provider keys", () => {
     const holders = (prefix: string) =>
       FUNCTION_KEYS.filter((key) => statementsFor(statementsOfFunction(json, key), prefix).length > 0);
-    expect(holders("sqs:SendMessage")).toEqual(["rest-api", "ws-api"]);
+    expect(holders("sqs:SendMessage")).toEqual(["rest-api", "ws-api", "openai-api"]);
     expect(holders("secretsmanager:")).toEqual(["attempt"]);
     expect(holders("sqs:ReceiveMessage")).toEqual(["dispatcher"]);
   });

@@ -10,7 +10,7 @@ import type { AddressInfo } from "node:net";
 
 export type ScriptStep =
   /** 200 text/event-stream with `body` (complete SSE text), written frame by frame. */
-  | { kind: "sse"; body: string; path?: string; headers?: Record<string, string>; frameDelayMs?: number }
+  | { kind: "sse"; body: string; path?: string; headers?: Record<string, string>; frameDelayMs?: number; gate?: Promise<unknown> }
   /** A non-2xx JSON (or text) response, as the provider sends errors. */
   | { kind: "http-error"; status: number; body: unknown; path?: string; headers?: Record<string, string> }
   /** Headers (and optionally some SSE) then silence until the client gives up. */
@@ -166,6 +166,8 @@ async function play(step: ScriptStep, res: ServerResponse): Promise<void> {
     case "http-error":
       return sendJson(res, step.status, step.body, step.headers);
     case "sse":
+      // A barrier: the test decides when this model call answers (nothing depends on timing).
+      if (step.gate) await step.gate;
       startSse(res, step.headers);
       for (const frame of sseFrames(step.body)) {
         await write(res, frame);

@@ -39,7 +39,7 @@ export const agentMethod: Method = async (deps, { connectionId, requestId, conne
   return { ...ack, status: "in_flight", cached: true };
 };
 
-const WaitParamsSchema = z.object({ runId: RunIdSchema, timeoutMs: z.number().int().min(0).optional() }).strict();
+export const WaitParamsSchema = z.object({ runId: RunIdSchema, timeoutMs: z.number().int().min(0).optional() }).strict();
 
 export const agentWaitMethod: Method = async (deps, { params, context }) => {
   const { runId, timeoutMs = DEFAULT_WAIT_MS } = validate(WaitParamsSchema, params);

@@ -12,7 +12,7 @@ import type { Method } from "./types";
  * `device` signature off loopback, which we do not verify); `token` at the
  * top level is accepted too.
  */
-const ConnectParamsSchema = z.looseObject({
+export const ConnectParamsSchema = z.looseObject({
   auth: z.looseObject({ token: z.string().optional() }).optional(),
   token: z.string().optional(),
   caps: z.array(z.string()).optional(),

@@ -16,7 +16,7 @@ import type { Method } from "./types";
 /** Events re-sent per `events.replay` call; `hasMore` asks the client to call again. */
 export const REPLAY_PAGE = 500;
 
-const ReplayParamsSchema = z
+export const ReplayParamsSchema = z
   .object({
     runId: RunIdSchema,
     afterSeq: z.number().int().min(0).optional(),
@@ -53,14 +53,14 @@ export const eventsReplayMethod: Method = async (deps, { connectionId, params })
   return { runId, afterSeq, lastSeq, count: page.length, hasMore: events.length > limit, runStatus: run.status, subscribed: live };
 };
 
-const AbortParamsSchema = z.object({ runId: RunIdSchema, reason: z.string().max(500).optional() }).strict();
+export const AbortParamsSchema = z.object({ runId: RunIdSchema, reason: z.string().max(500).optional() }).strict();
 
 export const runsAbortMethod: Method = async (deps, { params }) => {
   const { runId, reason } = validate(AbortParamsSchema, params);
   return abortRun(deps, runId, reason ?? "runs.abort");
 };
 
-const ChatAbortParamsSchema = z.object({ sessionKey: SessionKeySchema, runId: RunIdSchema.optional(), agentId: z.string().optional() }).strict();
+export const ChatAbortParamsSchema = z.object({ sessionKey: SessionKeySchema, runId: RunIdSchema.optional(), agentId: z.string().optional() }).strict();
 
 /**
  * OpenClaw's `chat.abort` (sent by its CLI on SIGINT/SIGTERM): the named run

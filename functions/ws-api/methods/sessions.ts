@@ -7,7 +7,7 @@ import { SessionKeySchema } from "../../../shared/protocol/agent-request";
 import { ApiError } from "../../../shared/protocol/errors";
 import type { Method } from "./types";
 
-const SessionParamsSchema = z.object({ sessionKey: SessionKeySchema }).strict();
+export const SessionParamsSchema = z.object({ sessionKey: SessionKeySchema }).strict();
 
 /** Live events of every run of the session, to this connection (until unsubscribe or disconnect). */
 export const sessionsSubscribeMethod: Method = async (deps, { connectionId, params }) => {
@@ -22,7 +22,7 @@ export const sessionsUnsubscribeMethod: Method = async (deps, { connectionId, pa
   return { sessionKey, subscribed: false };
 };
 
-const ListParamsSchema = z.object({ limit: z.number().int().min(1).max(500).optional() }).strict();
+export const ListParamsSchema = z.object({ limit: z.number().int().min(1).max(500).optional() }).strict();
 
 /** Sessions, most recently active first (from the session index). */
 export const sessionsListMethod: Method = async (deps, { params }) => {
@@ -41,7 +41,7 @@ export const sessionsListMethod: Method = async (deps, { params }) => {
   };
 };
 
-const HistoryParamsSchema = z.object({ sessionKey: SessionKeySchema, limit: z.number().int().min(1).max(1000).optional() }).strict();
+export const HistoryParamsSchema = z.object({ sessionKey: SessionKeySchema, limit: z.number().int().min(1).max(1000).optional() }).strict();
 
 /** The committed transcript (the last `limit` entries, default 200). Large answers arrive as `chunk` events. */
 export const sessionsHistoryMethod: Method = async (deps, { params }) => {

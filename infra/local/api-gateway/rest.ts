@@ -3,6 +3,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { addHeaderIfAbsent, headerMaps, queryMaps, readBody, sendGatewayError, sourceIpOf, splitTarget } from "./http";
 import { formatRequestTime, newGatewayId, newRestRequestId, newTraceId } from "./ids";
 import { invokeWithTimeout } from "./invoke";
+import { selectRoute, type RouteMatch } from "./rest-routes";
+import { StreamedResponseWriter } from "./rest-stream";
 import { REST_PAYLOAD_BYTES, type GatewaySettings, type RestHandler } from "./types";
 
 const REST_FUNCTION_NAME = "rest-api";
@@ -35,10 +37,18 @@ export async function handleRestRequest(
     sendGatewayError(res, 413, "Request Too Long", undefined, ids.requestId);
     return;
   }
-  const event = buildRestEvent(req, read.body, settings, ids);
-  const timeoutMs = settings.limits.integrationTimeoutMs;
+  const match = settings.restRoutes ? selectRoute(settings.restRoutes, req.method ?? "GET", splitTarget(req.url ?? "/").rawPath) : undefined;
+  if (settings.restRoutes && !match) {
+    // What API Gateway answers for a path or method the API does not define.
+    sendGatewayError(res, 403, "Missing Authentication Token", "MissingAuthenticationTokenException", ids.requestId);
+    return;
+  }
+  const event = buildRestEvent(req, read.body, settings, ids, match);
+  if (match?.route.streamHandler) return streamRestResponse(res, event, settings, ids, match);
+  const timeoutMs = Math.min(match?.route.timeoutMs ?? settings.limits.integrationTimeoutMs, settings.limits.integrationTimeoutMs);
   const context = settings.createContext(REST_FUNCTION_NAME, timeoutMs);
-  const outcome = await invokeWithTimeout(() => handler(event, context), timeoutMs);
+  const routeHandler = match?.route.handler ?? handler;
+  const outcome = await invokeWithTimeout(() => routeHandler(event, context), timeoutMs);
   if (outcome.kind === "timedOut") {
     sendGatewayError(res, 504, "Endpoint request timed out", undefined, ids.requestId);
     return;
@@ -52,10 +62,28 @@ export async function handleRestRequest(
   writeProxyResponse(res, response, ids);
 }
 
-export function buildRestEvent(req: IncomingMessage, body: Buffer, settings: GatewaySettings, ids: RequestIds): APIGatewayProxyEvent {
+/**
+ * A streamed integration (`responseTransferMode: STREAM`): no 29 s cut, the
+ * integration's own timeout (up to 15 min) bounds the whole response.
+ */
+async function streamRestResponse(res: ServerResponse, event: APIGatewayProxyEvent, settings: GatewaySettings, ids: RequestIds, match: RouteMatch): Promise<void> {
+  const timeoutMs = match.route.timeoutMs ?? settings.limits.integrationTimeoutMs;
+  const context = settings.createContext(REST_FUNCTION_NAME, timeoutMs);
+  const writer = new StreamedResponseWriter(res, { "x-amzn-RequestId": ids.requestId, "x-amz-apigw-id": ids.extendedRequestId, "X-Amzn-Trace-Id": ids.traceId });
+  const outcome = await invokeWithTimeout(() => match.route.streamHandler!(event, context, (chunk) => writer.onChunk(chunk)), timeoutMs);
+  if (outcome.kind === "returned") return writer.finish();
+  if (writer.headersSent) {
+    res.destroy();
+    return;
+  }
+  if (outcome.kind === "timedOut") sendGatewayError(res, 504, "Endpoint request timed out", undefined, ids.requestId);
+  else sendGatewayError(res, 502, "Internal server error", "InternalServerErrorException", ids.requestId);
+}
+
+export function buildRestEvent(req: IncomingMessage, body: Buffer, settings: GatewaySettings, ids: RequestIds, match?: RouteMatch): APIGatewayProxyEvent {
   const { rawPath, search } = splitTarget(req.url ?? "/");
   const isRoot = rawPath === "/";
-  const resource = isRoot ? "/" : "/{proxy+}";
+  const resource = match?.route.resourcePath ?? (isRoot ? "/" : "/{proxy+}");
   const maps = headerMaps(req.rawHeaders);
   const sourceIp = sourceIpOf(req);
   addHeaderIfAbsent(maps, "X-Forwarded-For", sourceIp);
@@ -74,7 +102,7 @@ export function buildRestEvent(req: IncomingMessage, body: Buffer, settings: Gat
     queryStringParameters: query?.queryStringParameters ?? null,
     multiValueQueryStringParameters: query?.multiValueQueryStringParameters ?? null,
     // `/{proxy+}` never matches the root, which is its own resource without parameters.
-    pathParameters: isRoot ? null : { proxy: decodePathSafely(rawPath.slice(1)) },
+    pathParameters: match ? match.pathParameters : isRoot ? null : { proxy: decodePathSafely(rawPath.slice(1)) },
     stageVariables: null,
     requestContext: {
       accountId: LOCAL_ACCOUNT_ID,

@@ -2,6 +2,9 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from "aws-l
 
 export type RestHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
+/** A response-streaming integration: the function's stream bytes (prelude, 8 NUL bytes, body) as written. */
+export type RestStreamHandler = (event: APIGatewayProxyEvent, context: Context, onChunk: (chunk: Buffer) => void) => Promise<void>;
+
 /**
  * The event API Gateway sends to a Lambda proxy integration of a WebSocket
  * API. One shape for the three kinds, because consumers route on
@@ -76,6 +79,11 @@ export interface LocalApiGatewayOptions {
   port: number;
   stage: string;
   restHandler: RestHandler;
+  /**
+   * The REST API's resources and methods from the template. Without them every
+   * path goes to `restHandler` (CDK's `LambdaRestApi` proxy: `/` and `/{proxy+}`).
+   */
+  restRoutes?: import("./rest-routes").LocalRestRoute[];
   webSocketHandler: WebSocketHandler;
   /** Route keys known to the WebSocket API besides $connect/$disconnect/$default; the route selection expression is `$request.body.method`. */
   webSocketRoutes: string[];
@@ -121,4 +129,5 @@ export interface GatewaySettings {
   limits: Required<LocalApiGatewayLimits>;
   createContext: (functionName: string, timeoutMs: number) => Context;
   webSocketAsyncInvocation?: { functionTimeoutMs: number };
+  restRoutes?: import("./rest-routes").LocalRestRoute[];
 }

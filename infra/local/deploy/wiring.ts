@@ -20,6 +20,7 @@ import { startLocalSweeper, type LocalSweeper } from "../sweeper";
 import type { LoadedAssembly } from "./assembly";
 import { LOCAL_SECRET_KEY, localizeUrl, type DeployedFunction, type DeployedResources } from "./deploy";
 import { resolveValue } from "./intrinsics";
+import { restRoutesOf, toLocalRoutes } from "./rest-routes";
 
 export interface WiringOptions {
   host?: string;
@@ -117,7 +118,14 @@ async function startFrontDoor(entries: Entry[], deployed: DeployedResources, opt
   const wsFn = [...wsFns][0]!;
   const asyncRoutes = routes.filter((route) => JSON.stringify(route.integration?.Properties?.RequestParameters ?? {}).includes("X-Amz-Invocation-Type"));
   const stage = entries.find(([, r]) => r.Type === "AWS::ApiGatewayV2::Stage")?.[1].Properties?.StageName;
+  // Streamed integrations are invoked with InvokeWithResponseStream (the function's pool streams chunks).
+  const invokeStream = (fn: DeployedFunction) => (event: unknown, onChunk: (chunk: Buffer) => void) => {
+    const run = () => fn.pool.invokeStream(event, onChunk);
+    return options.around ? options.around(fn, run) : run();
+  };
+  const restRoutes = toLocalRoutes(restRoutesOf(entries, deployed), invoke, invokeStream);
   return startLocalApiGateway({
+    restRoutes,
     host: options.host,
     port: options.port,
     stage: String(stage ?? "production"),

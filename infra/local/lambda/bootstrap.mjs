@@ -6,6 +6,7 @@ import { parentPort } from "node:worker_threads";
 import { pathToFileURL } from "node:url";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { Writable } from "node:stream";
 
 // Reads of variables the environment does not have are recorded and reported with each
 // answer: code that expects configuration its template does not give it is caught in tests.
@@ -62,9 +63,49 @@ function contextOf(message) {
   };
 }
 
+// Response streaming as Lambda's Node.js runtime offers it: `awslambda.streamifyResponse` marks a
+// handler, `HttpResponseStream.from` writes the JSON prelude (status, headers) and 8 NUL bytes
+// before the body. Chunks go to the parent as they are written (InvokeWithResponseStream).
+const STREAMING = Symbol.for("aws.lambda.runtime.handler.streaming");
+globalThis.awslambda = {
+  streamifyResponse(handler) {
+    handler[STREAMING] = "response";
+    return handler;
+  },
+  HttpResponseStream: class HttpResponseStream {
+    static from(stream, metadata) {
+      stream.setContentType?.("application/vnd.awslambda.http-integration-response");
+      stream.write(JSON.stringify(metadata ?? {}));
+      stream.write(new Uint8Array(8));
+      return stream;
+    }
+  },
+};
+
+function responseStreamFor(requestId) {
+  const stream = new Writable({
+    write(chunk, _encoding, callback) {
+      parentPort.postMessage({ requestId, chunk: Buffer.from(chunk) });
+      callback();
+    },
+  });
+  stream.setContentType = () => undefined;
+  return stream;
+}
+
+async function invokeStreaming(handler, message) {
+  const stream = responseStreamFor(message.requestId);
+  const ended = new Promise((resolve) => stream.once("finish", resolve));
+  await handler(JSON.parse(message.payload), stream, contextOf(message));
+  if (!stream.writableEnded) stream.end();
+  await ended;
+  parentPort.postMessage({ requestId: message.requestId, ok: true, payload: "null", streamed: true, missingEnvReads: [...missingEnvReads] });
+}
+
 parentPort.on("message", async (message) => {
   try {
     const handler = await loadHandler();
+    if (handler[STREAMING] === "response") return await invokeStreaming(handler, message);
     const result = await handler(JSON.parse(message.payload), contextOf(message));
     parentPort.postMessage({ requestId: message.requestId, ok: true, payload: result === undefined ? "null" : JSON.stringify(result), missingEnvReads: [...missingEnvReads] });
   } catch (error) {

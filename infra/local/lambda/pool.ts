@@ -34,7 +34,7 @@ export type LogSink = (functionName: string, line: string) => void;
 interface Sandbox {
   worker: Worker;
   busy: boolean;
-  pending?: { requestId: string; resolve: (json: string) => void; reject: (error: Error) => void; timer: NodeJS.Timeout };
+  pending?: { requestId: string; resolve: (json: string) => void; reject: (error: Error) => void; timer: NodeJS.Timeout; onChunk?: (chunk: Buffer) => void };
 }
 
 export class FunctionPool {
@@ -68,6 +68,21 @@ export class FunctionPool {
         });
       }
       return result;
+    } finally {
+      this.release(sandbox);
+    }
+  }
+
+  /**
+   * InvokeWithResponseStream: a handler wrapped in `awslambda.streamifyResponse`
+   * writes its response stream, each chunk reaches `onChunk` as written; the
+   * promise settles when the handler is done (a LambdaFunctionError if it threw).
+   */
+  async invokeStream(event: unknown, onChunk: (chunk: Buffer) => void): Promise<void> {
+    const sandbox = await this.acquire();
+    this.invocations += 1;
+    try {
+      await this.run(sandbox, JSON.stringify(event ?? {}), onChunk);
     } finally {
       this.release(sandbox);
     }
@@ -129,10 +144,14 @@ export class FunctionPool {
     worker.unref();
     const sandbox: Sandbox = { worker, busy: false };
     this.pipeLogs(worker);
-    worker.on("message", (message: { requestId: string; ok: boolean; payload?: string; error?: LambdaErrorPayload; missingEnvReads?: string[] }) => {
+    worker.on("message", (message: { requestId: string; ok: boolean; payload?: string; chunk?: Uint8Array; error?: LambdaErrorPayload; missingEnvReads?: string[] }) => {
       for (const name of message.missingEnvReads ?? []) this.missingEnvReads.add(name);
       const pending = sandbox.pending;
       if (!pending || pending.requestId !== message.requestId) return;
+      if (message.chunk) {
+        pending.onChunk?.(Buffer.from(message.chunk));
+        return;
+      }
       sandbox.pending = undefined;
       clearTimeout(pending.timer);
       if (message.ok) pending.resolve(message.payload ?? "null");
@@ -154,7 +173,7 @@ export class FunctionPool {
     return sandbox;
   }
 
-  private run(sandbox: Sandbox, payload: string): Promise<string> {
+  private run(sandbox: Sandbox, payload: string, onChunk?: (chunk: Buffer) => void): Promise<string> {
     const requestId = randomUUID();
     const timeoutMs = this.definition.timeoutSeconds * 1000;
     return new Promise<string>((resolve, reject) => {
@@ -168,7 +187,7 @@ export class FunctionPool {
           errorMessage: `RequestId: ${requestId} Error: Task timed out after ${this.definition.timeoutSeconds.toFixed(2)} seconds`,
         }));
       }, timeoutMs);
-      sandbox.pending = { requestId, resolve, reject, timer };
+      sandbox.pending = { requestId, resolve, reject, timer, ...(onChunk ? { onChunk } : {}) };
       sandbox.worker.postMessage({ requestId, payload, deadline: Date.now() + timeoutMs, invokedFunctionArn: this.definition.arn });
     });
   }

@@ -1,0 +1,87 @@
+/**
+ * The OpenAI-compatible surface (OpenClaw's contract): chat completions,
+ * responses, models, and retrieval of a completion/response by id (what a
+ * 202 points at). A streaming Lambda behind API Gateway's
+ * `responseTransferMode: STREAM`; everything it writes goes to a
+ * ResponseSink, so the same code answers JSON and SSE.
+ */
+import type { APIGatewayProxyEvent, Context } from "aws-lambda";
+import { authenticate, bearerToken } from "../../shared/runtime/auth";
+import { header, parseJsonBody } from "../../shared/http/rest";
+import { ApiError } from "../../shared/protocol/errors";
+import { chatCompletion, responseResource, runIdOfChatId, runIdOfResponseId } from "../../shared/openai/objects";
+import { readOutcome } from "../../shared/openai/run-service";
+import type { AppDeps } from "../../shared/runtime/app-deps";
+import { parseChat, parseResponses, runCompletion } from "./completions";
+import { sendError, sendJson, type ResponseSink } from "./http";
+import { getModel, listModels } from "./models";
+
+type Handler = (deps: AppDeps, input: { event: APIGatewayProxyEvent; context: Context; params: Record<string, string> }, sink: ResponseSink) => Promise<void>;
+
+interface RouteEntry {
+  method: string;
+  pattern: RegExp;
+  handle: Handler;
+}
+
+const ROUTES: RouteEntry[] = [
+  { method: "GET", pattern: /^\/v1\/models$/, handle: (deps, _input, sink) => sendJson(sink, 200, listModels(deps)) },
+  { method: "GET", pattern: /^\/v1\/models\/(?<id>.+)$/, handle: (deps, { params }, sink) => sendJson(sink, 200, getModel(deps, params.id)) },
+  { method: "POST", pattern: /^\/v1\/chat\/completions$/, handle: (deps, input, sink) => runCompletion(deps, parseChat(parseJsonBody(input.event)), { ...input, body: undefined }, sink) },
+  { method: "POST", pattern: /^\/v1\/responses$/, handle: (deps, input, sink) => runCompletion(deps, parseResponses(parseJsonBody(input.event)), { ...input, body: undefined }, sink) },
+  { method: "GET", pattern: /^\/v1\/chat\/completions\/(?<id>[^/]+)$/, handle: getChatCompletion },
+  { method: "GET", pattern: /^\/v1\/responses\/(?<id>[^/]+)$/, handle: getResponse },
+];
+
+/** `GET /v1/chat/completions/{id}`: 200 with the completion once the run ended, 202 while it runs. */
+async function getChatCompletion(deps: AppDeps, { params, event }: Parameters<Handler>[1], sink: ResponseSink): Promise<void> {
+  const runId = runIdOfChatId(params.id);
+  const outcome = runId ? await readOutcome(deps.db, runId) : undefined;
+  if (!outcome) throw new ApiError("NOT_FOUND", `No chat completion found with id '${params.id}'.`);
+  const model = modelOf(event);
+  if (outcome.status === "running") return sendJson(sink, 202, { id: params.id, object: "chat.completion", status: "in_progress", choices: [], run_id: outcome.runId, model }, { "retry-after": "2" });
+  if (outcome.status !== "ok") return sendJson(sink, 200, { id: params.id, object: "chat.completion", status: outcome.status, choices: [], run_id: outcome.runId, model, error: { message: outcome.error ?? "", type: "server_error", code: outcome.status } });
+  return sendJson(sink, 200, chatCompletion(outcome, model));
+}
+
+/** `GET /v1/responses/{id}`: the response resource; `status` says whether it is done (OpenAI's background mode). */
+async function getResponse(deps: AppDeps, { params, event }: Parameters<Handler>[1], sink: ResponseSink): Promise<void> {
+  const runId = runIdOfResponseId(params.id);
+  const outcome = runId ? await readOutcome(deps.db, runId) : undefined;
+  if (!outcome) throw new ApiError("NOT_FOUND", `Response with id '${params.id}' not found.`);
+  return sendJson(sink, 200, responseResource(outcome, modelOf(event)));
+}
+
+/** A retrieval does not know the model name the caller used; the agent's name is what it ran as. */
+const modelOf = (_event: APIGatewayProxyEvent) => "openclaw:main";
+
+export function createOpenAIHandler(deps: AppDeps) {
+  return async (event: APIGatewayProxyEvent, sink: ResponseSink, context: Context): Promise<void> => {
+    try {
+      await dispatch(deps, event, context, sink);
+    } catch (error) {
+      if (error instanceof ApiError) return sendError(sink, error);
+      deps.log.error("unhandled OpenAI API error", { error: String(error), path: event.path });
+      return sendError(sink, new ApiError("INTERNAL", "internal error"));
+    }
+  };
+}
+
+async function dispatch(deps: AppDeps, event: APIGatewayProxyEvent, context: Context, sink: ResponseSink): Promise<void> {
+  const path = stripStage(event);
+  const matches = ROUTES.map((entry) => ({ entry, match: entry.pattern.exec(path) })).filter((m) => m.match);
+  if (matches.length === 0) throw new ApiError("NOT_FOUND", `no route for ${event.httpMethod} ${path}`);
+  const hit = matches.find((m) => m.entry.method === event.httpMethod);
+  if (!hit) throw new ApiError("NOT_FOUND", `method ${event.httpMethod} not allowed on ${path}`);
+  if (!(await authenticate(deps.db, bearerToken(header(event, "authorization")), deps.runtime.authTokenSha256))) {
+    throw new ApiError("UNAUTHORIZED", "Incorrect API key provided.", { openaiCode: "invalid_api_key" });
+  }
+  const params = Object.fromEntries(Object.entries(hit.match!.groups ?? {}).map(([k, v]) => [k, decodeURIComponent(v)]));
+  await hit.entry.handle(deps, { event, context, params }, sink);
+}
+
+function stripStage(event: APIGatewayProxyEvent): string {
+  const stage = event.requestContext?.stage;
+  const path = event.path || "/";
+  return stage && path.startsWith(`/${stage}/`) ? path.slice(stage.length + 1) : path;
+}
