@@ -2,7 +2,7 @@ import { PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { z } from "zod";
 import { keys } from "./keys";
 import type { Db } from "./dynamo";
-import { AttemptOutcomeSchema } from "../core/run-loop";
+import { AttemptOutcomeSchema, DecisionSchema } from "../core/run-loop";
 import { ToolMetaSchema, UsageSchema } from "../core/attempt-result";
 import { capText } from "../core/truncate";
 
@@ -31,6 +31,9 @@ export const AttemptRecordSchema = z.object({
   compactionCount: z.number().int().optional(),
   hadSideEffects: z.boolean().optional(),
   uncertainToolCalls: z.array(z.object({ toolCallId: z.string(), name: z.string() })).optional(),
+  /** What the outer loop decided after this attempt (shared/aws/attempt-decisions.ts); absent until decided. */
+  decision: DecisionSchema.optional(),
+  decidedAt: z.number().optional(),
 });
 export type AttemptRecord = z.infer<typeof AttemptRecordSchema>;
 

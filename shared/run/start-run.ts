@@ -1,4 +1,5 @@
 import { appendTurn, claimWriter, releaseWriter } from "../aws/transcript";
+import { recordLaneWait } from "../observability/run-metrics";
 import { getRun, markRunning, recordUserEntry, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
 import { RunNotFoundError } from "../aws/errors";
 import { touchSession } from "../aws/sessions";
@@ -33,7 +34,8 @@ export async function startRun(anyDeps: RunDeps, runId: string, carried?: LoopSt
   if (TERMINAL_STATUSES.has(run.status)) return { runId, loop };
 
   const startedAt = deps.db.now();
-  await markRunning(deps.db, runId, startedAt);
+  // false on a redelivery: the lane wait is measured once, when the run really starts.
+  if (await markRunning(deps.db, runId, startedAt)) recordLaneWait(startedAt - run.acceptedAt);
   const session = await touchSession(deps.db, run.sessionKey, runId);
   if (run.userEntrySeq === undefined) {
     // In lane order: a `/new` starts a new transcript; a run accepted before one adopts it.

@@ -1,6 +1,5 @@
 import type { Context } from "aws-lambda";
 import { GetSecretValueCommand, SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
-import { Logger } from "@aws-lambda-powertools/logger";
 import { createAwsClients } from "../aws/clients";
 import { createRunExecutions, type RunExecutions } from "../aws/executions";
 import { createFramePusher } from "../aws/push";
@@ -13,6 +12,8 @@ import { configSnapshotReader, publishConfigSnapshot } from "../aws/config-snaps
 import { loadBundledPlugins } from "./bundled-plugins";
 import { runtimeConfigFromEnv, type RuntimeConfig } from "../config/runtime";
 import type { RunDeps } from "../run/deps";
+import { observedHandler } from "../observability/middleware";
+import { powertools } from "../observability/powertools";
 
 /** Everything a handler may need. Built once per cold start (or once by the local stack). */
 export interface AppDeps extends RunDeps {
@@ -37,10 +38,15 @@ export function buildAppDeps(runtime: RuntimeConfig, config: AgentConfig, log: R
   return { db, pusher: createFramePusher(clients.management), config, executions, queue, log, runtime };
 }
 
-/** Powertools' structured JSON logger behind the small `Log` port the shared code uses. */
-export function createLogger(serviceName = "agent-runner"): RunDeps["log"] {
-  const logger = new Logger({ serviceName });
+/**
+ * Powertools' structured JSON logger behind the small `Log` port the shared
+ * code uses: the function's one Logger, so the Lambda context and the
+ * correlation keys the entry middleware appends are on every line.
+ */
+export function createLogger(): RunDeps["log"] {
+  const { logger } = powertools();
   return {
+    appendKeys: (keys) => logger.appendKeys(keys),
     info: (message, extra) => logger.info(message, { ...extra }),
     warn: (message, extra) => logger.warn(message, { ...extra }),
     error: (message, extra) => logger.error(message, { ...extra }),
@@ -74,7 +80,7 @@ export function depsFromEnv(): Promise<AppDeps> {
 async function providerKeysFromSecret(region: string): Promise<Record<string, string>> {
   const secretArn = process.env.PROVIDER_KEYS_SECRET_ARN;
   if (!secretArn) return {};
-  const client = new SecretsManagerClient({ region });
+  const client = powertools().tracer.captureAWSv3Client(new SecretsManagerClient({ region }));
   const out = await client.send(new GetSecretValueCommand({ SecretId: secretArn }));
   const parsed = JSON.parse(out.SecretString ?? "{}") as Record<string, unknown>;
   // Empty placeholders mean "not configured": the offline model stays the default.
@@ -87,8 +93,9 @@ async function providerKeysFromSecret(region: string): Promise<Record<string, st
  */
 export function lambdaEntry<E, R>(factory: (deps: AppDeps) => (event: E, context: Context) => Promise<R>) {
   let app: ((event: E, context: Context) => Promise<R>) | undefined;
-  return async (event: E, context: Context): Promise<R> => {
+  // Logger context + correlation keys, X-Ray, EMF flush (shared/observability/middleware.ts).
+  return observedHandler(async (event: E, context: Context): Promise<R> => {
     app ??= factory(await depsFromEnv());
     return app(event, context);
-  };
+  });
 }
