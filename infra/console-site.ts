@@ -7,7 +7,6 @@
  * page as `console/config.json` (browsers apply no CORS to WebSockets).
  * The user pastes an API key into the page; nothing secret is deployed.
  */
-import { join } from "node:path";
 import { Duration, RemovalPolicy } from "aws-cdk-lib";
 import {
   AllowedMethods,
@@ -23,12 +22,7 @@ import type { RestApiBase } from "aws-cdk-lib/aws-apigateway";
 import { BlockPublicAccess, Bucket, BucketEncryption } from "aws-cdk-lib/aws-s3";
 import { BucketDeployment, Source } from "aws-cdk-lib/aws-s3-deployment";
 import { Construct } from "constructs";
-import { REPO_ROOT } from "./lambdas";
-
-/** The console's files; the local front door serves the same folder at /console. */
-export const CONSOLE_DIR = join(REPO_ROOT, "console");
-/** Where the page lives on the distribution (as on the local front door). */
-export const CONSOLE_PATH = "console";
+import { CONSOLE_DIR, CONSOLE_PATH } from "./console-files";
 
 export interface ConsoleSiteProps {
   readonly restApi: RestApiBase;

@@ -4,6 +4,7 @@ import { authenticate, bearerToken } from "../../shared/runtime/auth";
 import { errorResult, header, json } from "../../shared/http/rest";
 import { ApiError } from "../../shared/protocol/errors";
 import type { AppDeps } from "../../shared/runtime/app-deps";
+import { getRunTrace, getSessions } from "./console-routes";
 import { getHistory, getRunEvents, getRunRoute, postAbort, postAgent, postWait, type Route } from "./routes";
 
 interface RouteEntry {
@@ -20,6 +21,9 @@ const ROUTES: RouteEntry[] = [
   { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/events$/, route: getRunEvents },
   { method: "POST", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/abort$/, route: postAbort },
   { method: "GET", pattern: /^\/v1\/sessions\/(?<sessionKey>[^/]+)\/history$/, route: getHistory },
+  // Read-only, for the web console (console-routes.ts).
+  { method: "GET", pattern: /^\/v1\/sessions$/, route: getSessions },
+  { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/trace$/, route: getRunTrace },
 ];
 
 export function createRestHandler(deps: AppDeps) {

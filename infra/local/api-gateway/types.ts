@@ -1,3 +1,4 @@
+import type { StaticSite } from "./static-site";
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from "aws-lambda";
 
 export type RestHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
@@ -76,6 +77,8 @@ export interface LocalApiGatewayOptions {
   port: number;
   stage: string;
   restHandler: RestHandler;
+  /** Static folders served beside the APIs (the web console at `/console`). */
+  staticSites?: readonly StaticSite[];
   webSocketHandler: WebSocketHandler;
   /** Route keys known to the WebSocket API besides $connect/$disconnect/$default; the route selection expression is `$request.body.method`. */
   webSocketRoutes: string[];
