@@ -77,6 +77,7 @@ function printBanner(stack: LocalStack, readyMs: number, dataDir: string, assemb
     `agent runner ready in ${readyMs} ms (${assembly ? `cloud assembly ${assembly}` : "synthesized CDK app"} deployed onto dynalite + fauxqs + local Step Functions)`,
     `  REST base URL : ${stack.restUrl}`,
     `  WebSocket URL : ${stack.webSocketUrl}`,
+    `  web console   : ${stack.restUrl}/console  (paste the auth token below)`,
     `  auth token    : ${stack.authToken}`,
     `  model         : ${model}${offline ? "  [OFFLINE built-in deterministic model: no API key configured]" : ""}`,
     `  config        : version ${stack.outputs.ConfigVersion ?? "?"}`,
