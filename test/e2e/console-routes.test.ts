@@ -10,11 +10,21 @@ import { chat, FakeOpenAIServer, openAIErrorBody } from "../support/fake-openai-
 
 let oai: FakeOpenAIServer;
 let stack: LocalStack;
+/** Every line the functions wrote (Powertools JSON logs and EMF), parsed when it is JSON. */
+const functionLines: { fn: string; json: Record<string, unknown> }[] = [];
+function collect(fn: string, line: string): void {
+  try {
+    const json = JSON.parse(line) as unknown;
+    if (json && typeof json === "object") functionLines.push({ fn, json: json as Record<string, unknown> });
+  } catch {
+    // not JSON: a runtime line
+  }
+}
 
 beforeAll(async () => {
   oai = await FakeOpenAIServer.start();
   const config = loadAgentConfig({ OPENAI_API_KEY: "test", OPENAI_BASE_URL: oai.baseURL, MODEL: "openai/gpt-4o" });
-  stack = await startLocalStack({ config, waitStateMs: { WaitBeforeRetry: 50 } });
+  stack = await startLocalStack({ config, waitStateMs: { WaitBeforeRetry: 50 }, functionLogs: collect });
 }, 180_000);
 
 afterAll(async () => {
@@ -57,9 +67,29 @@ describe("GET /v1/runs/{runId}/trace", () => {
     }
   }, 120_000);
 
+  it("left EMF metrics in the deployed functions' output: the failed attempt by kind, the wait, tokens, the run's outcome", () => {
+    const emf = functionLines.map((l) => l.json).filter((j) => j._aws !== undefined);
+    expect(emf).toContainEqual(expect.objectContaining({ service: "agent-runner", outcome: "failed", failureKind: "rate_limit", Attempts: 1 }));
+    expect(emf).toContainEqual(expect.objectContaining({ Waits: 1 }));
+    expect(emf).toContainEqual(expect.objectContaining({ InputTokens: 30, OutputTokens: 4 }));
+    expect(emf).toContainEqual(expect.objectContaining({ outcome: "ok", RunsEnded: 1 }));
+    expect(emf.some((j) => typeof j.LaneWaitMs === "number")).toBe(true);
+    expect(emf.some((j) => typeof j.TimeToFirstTokenMs === "number")).toBe(true);
+    for (const line of emf) expect((line._aws as { CloudWatchMetrics: { Namespace: string }[] }).CloudWatchMetrics[0]!.Namespace).toBe("AgentRunner");
+  });
+
   it("answers 404 for an unknown run and 401 without a valid key", async () => {
     expect((await get("/v1/runs/run_nope/trace")).status).toBe(404);
     expect((await get("/v1/runs/run_nope/trace", "wrong")).status).toBe(401);
+  });
+});
+
+describe("logs", () => {
+  it("carry the Lambda context and the correlation keys on every Powertools line", () => {
+    const logs = functionLines.map((l) => l.json).filter((j) => typeof j.level === "string" && j.service === "agent-runner");
+    for (const line of logs) expect(line).toMatchObject({ function_request_id: expect.any(String), cold_start: expect.any(Boolean), function_name: expect.any(String) });
+    // The REST handler's lines name the run they served (GET /v1/runs/{runId}/trace above).
+    console.log(`function log lines seen: ${logs.length}; EMF lines: ${functionLines.filter((l) => l.json._aws).length}`);
   });
 });
 

@@ -80,3 +80,33 @@ describe("run metrics (EMF)", () => {
     expect(lines[lines.length - 1]).toMatchObject({ [METRIC.inputTokens]: 120, [METRIC.outputTokens]: 30, [METRIC.costUsd]: 0.002, [METRIC.laneWaitMs]: 250, [METRIC.timeToFirstTokenMs]: 80, [METRIC.runDurationMs]: 1500 });
   });
 });
+
+describe("the entry middleware", () => {
+  it("puts the Lambda context and the event's correlation keys on every line, and drops them for the next invocation", async () => {
+    vi.stubEnv("POWERTOOLS_DEV", "true");
+    vi.stubEnv("POWERTOOLS_LOG_LEVEL", "INFO"); // vitest.config.ts silences logs
+    vi.resetModules(); // a fresh Logger that reads the level above
+    const { observedHandler } = await import("../../shared/observability/middleware");
+    const { createLogger } = await import("../../shared/runtime/app-deps");
+    const lines: Record<string, unknown>[] = [];
+    const keep = (line: unknown) => void lines.push(JSON.parse(String(line)) as Record<string, unknown>);
+    for (const method of ["info", "log", "warn", "error"] as const) vi.spyOn(console, method).mockImplementation(keep);
+    const log = createLogger();
+    const handler = observedHandler(async (event: { runId?: string }) => {
+      log.info("step");
+      log.appendKeys?.({ sessionKey: "main", executionArn: "arn:aws:states:eu-west-1:1:execution:m:run_7" });
+      log.info("after the run record");
+      return event.runId ?? "none";
+    });
+    const context = { functionName: "AgentRunner-AttemptFn", functionVersion: "$LATEST", invokedFunctionArn: "arn:aws:lambda:eu-west-1:1:function:AgentRunner-AttemptFn", memoryLimitInMB: "1024", awsRequestId: "req-1", getRemainingTimeInMillis: () => 1000 };
+    await expect(handler({ runId: "run_7", loop: { attempt: 1 } } as { runId: string }, context as never)).resolves.toBe("run_7");
+    await handler({} as { runId?: string }, { ...context, awsRequestId: "req-2" } as never);
+    vi.restoreAllMocks();
+    const steps = lines.filter((l) => l.message === "step" || l.message === "after the run record");
+    expect(steps[0]).toMatchObject({ function_request_id: "req-1", cold_start: expect.any(Boolean), function_name: "AgentRunner-AttemptFn", runId: "run_7", attempt: 2 });
+    expect(steps[1]).toMatchObject({ runId: "run_7", attempt: 2, sessionKey: "main", executionArn: "arn:aws:states:eu-west-1:1:execution:m:run_7" });
+    expect(steps[2]).toMatchObject({ function_request_id: "req-2" });
+    expect(steps[2]).not.toHaveProperty("runId");
+    expect(steps[2]).not.toHaveProperty("sessionKey");
+  });
+});
