@@ -182,7 +182,9 @@ async function send(sessionKey, message) {
   const params = { sessionKey, message, idempotencyKey: crypto.randomUUID() };
   const ack = await state.socket.request("agent", params, () => void refreshSession());
   state.extraRunIds.push(ack.runId);
+  // The new run shows in the table at once (running), and again when it ends.
   if (state.sessionKey !== ack.sessionKey) await selectSession(ack.sessionKey);
+  else void refreshSession().catch((error) => setStatus(String(error)));
   if (state.liveRunId !== ack.runId && !state.seen.has(ack.runId)) startLive(ack.runId);
   await refreshSessions();
 }

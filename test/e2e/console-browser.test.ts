@@ -37,23 +37,24 @@ let stack: LocalStack;
 let browser: Browser;
 let page: Page;
 
-beforeAll(async () => {
-  browser = await launchChromium(chromium.path);
-  oai = await FakeOpenAIServer.start();
-  const config = loadAgentConfig({ OPENAI_API_KEY: "test", OPENAI_BASE_URL: oai.baseURL, MODEL: "openai/gpt-4o" });
-  // The 429's wait lasts 50 ms here instead of its seconds (the decision is still `wait`).
-  stack = await startLocalStack({ config, waitStateMs: { WaitBeforeRetry: 50 } });
-  page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
-  mkdirSync(SCREENSHOTS, { recursive: true });
-}, 180_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await stack?.close();
-  await oai?.close();
-});
-
+// Hooks inside the suite: without a browser (and without CI=true) nothing starts.
 describe.runIf(chromium.run)("web console in Chromium", () => {
+  beforeAll(async () => {
+    browser = await launchChromium(chromium.path);
+    oai = await FakeOpenAIServer.start();
+    const config = loadAgentConfig({ OPENAI_API_KEY: "test", OPENAI_BASE_URL: oai.baseURL, MODEL: "openai/gpt-4o" });
+    // The 429's wait lasts 50 ms here instead of its seconds (the decision is still `wait`).
+    stack = await startLocalStack({ config, waitStateMs: { WaitBeforeRetry: 50 } });
+    page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+    mkdirSync(SCREENSHOTS, { recursive: true });
+  }, 180_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await stack?.close();
+    await oai?.close();
+  });
+
   it("serves the page and its module from the front door", async () => {
     const response = await page.goto(`${stack.restUrl}/console`);
     expect(response?.status()).toBe(200);
