@@ -7,11 +7,11 @@
 import { join } from "node:path";
 import { Duration, RemovalPolicy, SecretValue, Stack } from "aws-cdk-lib";
 import type { ITopic } from "aws-cdk-lib/aws-sns";
-import { SnsAction } from "aws-cdk-lib/aws-cloudwatch-actions";
 import { AttributeType, BillingMode, Table } from "aws-cdk-lib/aws-dynamodb";
 import type { IFunction } from "aws-cdk-lib/aws-lambda";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Secret } from "aws-cdk-lib/aws-secretsmanager";
+import type { LogLevel } from "aws-cdk-lib/aws-stepfunctions";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import { createAlarms } from "./alarms";
@@ -23,6 +23,8 @@ import { bundleFunctions } from "./bundle";
 import { FUNCTION_KEYS, FUNCTION_SPECS, type FunctionKey } from "./functions";
 import { createFunction, REPO_ROOT, stateMachineArnOf, type FunctionDeps, type FunctionSettings } from "./lambdas";
 import { createRunStateMachine } from "./state-machine";
+import { ConsoleSite } from "./console-site";
+import { createObservability } from "./observability";
 
 /** Keys and TTL attribute of the single table; items are typed by `pk`/`sk` prefixes. */
 export const TABLE_SCHEMA = { partitionKey: "pk", sortKey: "sk", ttlAttribute: "expiresAt" } as const;
@@ -37,11 +39,15 @@ const WORKSPACE_FUNCTIONS: readonly FunctionKey[] = ["attempt"];
 export interface AgentRunnerProps extends AgentConfigSource {
   /** Hex SHA-256 of the API bearer token (never the token itself); empty: only key items in the table authenticate. */
   readonly authTokenSha256?: string;
-  /** Every alarm notifies this topic (alarm and OK). */
+  /** Every alarm notifies this topic (alarm and OK); default: a topic created here (`alarmTopic` of the construct). */
   readonly alarmTopic?: ITopic;
+  /** Step Functions execution logging of the run loop (default ERROR). */
+  readonly stateMachineLogLevel?: LogLevel;
+  /** Deploy the web console as a static site (S3 + CloudFront, infra/console-site.ts; default off). */
+  readonly console?: boolean;
   /** Log retention of every function and of the state machine (default one month). */
   readonly logRetention?: RetentionDays;
-  /** X-Ray on the functions and the state machine (default off). */
+  /** X-Ray on the functions and the state machine, Powertools Tracer in the handlers (default on). */
   readonly tracing?: boolean;
   /** Table, secret and logs on stack deletion (default RETAIN). */
   readonly removalPolicy?: RemovalPolicy;
@@ -60,6 +66,9 @@ export class AgentRunner extends Construct {
   readonly tableName: string;
   readonly queueUrl: string;
   readonly stateMachineArn: string;
+  readonly alarmTopic: ITopic;
+  /** The console's URL when the `console` prop is on. */
+  readonly consoleUrl?: string;
 
   constructor(scope: Construct, id: string, props: AgentRunnerProps = {}) {
     super(scope, id);
@@ -76,7 +85,7 @@ export class AgentRunner extends Construct {
       removalPolicy,
       logRetention,
       logLevel: (props.logLevel ?? "INFO").toUpperCase(),
-      tracing: props.tracing ?? false,
+      tracing: props.tracing ?? true,
       authTokenSha256: props.authTokenSha256 ?? "",
       providerKeysMaxAgeSeconds: this.agentConfig.config.secrets.maxAgeSeconds,
     };
@@ -107,17 +116,13 @@ export class AgentRunner extends Construct {
         removalPolicy,
       }),
       tracing: settings.tracing,
+      logLevel: props.stateMachineLogLevel,
     });
     // Callers that are not tasks wait for the machine (run-finalize cannot: it is a task).
     for (const key of ["dispatcher", "sweeper", "rest-api", "ws-api", "openai-api"] as const) fns[key].node.addDependency(stateMachine);
     const alarms = createAlarms(this, { deadLetterQueue, stateMachine, functions: fns });
-    if (props.alarmTopic) {
-      const action = new SnsAction(props.alarmTopic);
-      for (const alarm of alarms) {
-        alarm.addAlarmAction(action);
-        alarm.addOkAction(action);
-      }
-    }
+    this.alarmTopic = createObservability(this, { alarms, alarmTopic: props.alarmTopic, queue, deadLetterQueue, stateMachine, functions: fns }).alarmTopic;
+    if (props.console) this.consoleUrl = new ConsoleSite(this, "Console", { restApi, webSocketUrl: ws.stage.url, removalPolicy }).url;
     this.restApiUrl = restApi.url;
     this.webSocketUrl = ws.stage.url;
     this.tableName = table.tableName;

@@ -3,6 +3,7 @@
  * and validated once, so a typo fails `cdk synth` instead of a deploy.
  */
 import { RemovalPolicy } from "aws-cdk-lib";
+import { LogLevel } from "aws-cdk-lib/aws-stepfunctions";
 import type { Node } from "constructs";
 
 export interface StackConfig {
@@ -21,8 +22,12 @@ export interface StackConfig {
   /** Contexts `openaiBaseUrl` / `anthropicBaseUrl` (optional proxies, gateways). */
   readonly openaiBaseUrl?: string;
   readonly anthropicBaseUrl?: string;
-  /** Context `tracing` (`true`/`false`, default false): X-Ray on Lambdas and the state machine. */
+  /** Context `tracing` (`true`/`false`, default true): X-Ray on Lambdas and the state machine. */
   readonly tracing: boolean;
+  /** Context `stateMachineLogLevel`: ALL, ERROR (default), FATAL or OFF. */
+  readonly stateMachineLogLevel: LogLevel;
+  /** Context `console` (`true`/`false`, default false): deploy the web console (S3 + CloudFront). */
+  readonly console: boolean;
   /** Context `config`: the agent config file (else AGENT_RUNNER_CONFIG, else ./agent-runner.config.json). */
   readonly configFile?: string;
   /** Context `workspace`: the workspace folder (else the config's workspace.dir, else ./workspace). */
@@ -40,7 +45,9 @@ export function readConfig(node: Node): StackConfig {
     model: readString(node, "model"),
     openaiBaseUrl: readString(node, "openaiBaseUrl"),
     anthropicBaseUrl: readString(node, "anthropicBaseUrl"),
-    tracing: readBoolean(node, "tracing"),
+    tracing: readBoolean(node, "tracing", true),
+    stateMachineLogLevel: readStateMachineLogLevel(node),
+    console: readBoolean(node, "console"),
     configFile: readString(node, "config"),
     workspaceDir: readString(node, "workspace"),
   };
@@ -53,8 +60,9 @@ function readString(node: Node, key: string): string | undefined {
   return value;
 }
 
-function readBoolean(node: Node, key: string): boolean {
+function readBoolean(node: Node, key: string, fallback = false): boolean {
   const value: unknown = node.tryGetContext(key);
+  if (value === undefined || value === null || value === "") return fallback;
   // `-c tracing=true` arrives as a string, cdk.json may hold a real boolean.
   return value === true || value === "true";
 }
@@ -64,6 +72,14 @@ function readRemovalPolicy(node: Node): RemovalPolicy {
   if (value === "retain") return RemovalPolicy.RETAIN;
   if (value === "destroy") return RemovalPolicy.DESTROY;
   throw new Error(`context removalPolicy must be "retain" or "destroy", got "${value}"`);
+}
+
+function readStateMachineLogLevel(node: Node): LogLevel {
+  const value = (readString(node, "stateMachineLogLevel") ?? "ERROR").toUpperCase();
+  const levels: Record<string, LogLevel> = { ALL: LogLevel.ALL, ERROR: LogLevel.ERROR, FATAL: LogLevel.FATAL, OFF: LogLevel.OFF };
+  const level = levels[value];
+  if (!level) throw new Error(`context stateMachineLogLevel must be one of ${Object.keys(levels).join(", ")}`);
+  return level;
 }
 
 function readLogLevel(node: Node): string {

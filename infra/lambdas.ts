@@ -18,6 +18,7 @@ import type { IQueue } from "aws-cdk-lib/aws-sqs";
 import type { Construct } from "constructs";
 import type { RemovalPolicy } from "aws-cdk-lib";
 import { FUNCTION_KEY_TAG, SERVICE_NAME, type FunctionSpec } from "./functions";
+import { METRICS_NAMESPACE } from "../shared/observability/names";
 
 /** Repository root: entries and the lock file resolve from here, whatever the cwd. */
 export const REPO_ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -95,6 +96,9 @@ export function environmentFor(spec: FunctionSpec, deps: FunctionDeps): Record<s
     TABLE_NAME: deps.table.tableName,
     POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
     POWERTOOLS_LOG_LEVEL: settings.logLevel,
+    POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+    // The tracer follows the function's X-Ray mode (the local deployer turns it off: no daemon on loopback).
+    POWERTOOLS_TRACE_ENABLED: String(settings.tracing),
   };
   if (spec.intake) {
     env.QUEUE_URL = deps.queue.queueUrl;

@@ -30,12 +30,16 @@ export class AgentRunnerStack extends Stack {
       removalPolicy: this.config.removalPolicy,
       logLevel: this.config.logLevel,
       tracing: this.config.tracing,
+      stateMachineLogLevel: this.config.stateMachineLogLevel,
+      console: this.config.console,
       processEnv: props?.processEnv,
     });
     const runner = this.runner;
     const secretKeys = runner.agentConfig.deployed.secretKeys;
     this.output("RestApiUrl", runner.restApiUrl);
     this.output("WebSocketUrl", runner.webSocketUrl);
+    if (runner.consoleUrl) this.output("ConsoleUrl", runner.consoleUrl, "Paste an API key into the page");
+    this.output("AlarmTopicArn", runner.alarmTopic.topicArn, "Subscribe to get the alarms");
     this.output("TableName", runner.tableName);
     this.output("QueueUrl", runner.queueUrl);
     this.output("StateMachineArn", runner.stateMachineArn);

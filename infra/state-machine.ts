@@ -103,6 +103,8 @@ export interface RunStateMachineProps {
   readonly stateMachineName: string;
   readonly logGroup: ILogGroup;
   readonly tracing: boolean;
+  /** Execution logging (default ERROR; ALL includes every state transition, without execution data). */
+  readonly logLevel?: LogLevel;
 }
 
 export function createRunStateMachine(scope: Construct, id: string, props: RunStateMachineProps): StateMachine {
@@ -112,7 +114,7 @@ export function createRunStateMachine(scope: Construct, id: string, props: RunSt
     definitionBody: DefinitionBody.fromChainable(buildRunLoop(scope, props.functions)),
     timeout: Duration.seconds(STATE_MACHINE_TIMEOUT_SECONDS),
     // ERROR only: execution data would copy run ids and crash causes into logs on every step.
-    logs: { destination: props.logGroup, level: LogLevel.ERROR, includeExecutionData: false },
+    logs: { destination: props.logGroup, level: props.logLevel ?? LogLevel.ERROR, includeExecutionData: false },
     tracingEnabled: props.tracing,
   });
 }

@@ -6,6 +6,7 @@ import { ApiError } from "../../shared/protocol/errors";
 import { internalError, internalErrorLog } from "../../shared/protocol/internal-error";
 import type { AppDeps } from "../../shared/runtime/app-deps";
 import { pathParams } from "./path-params";
+import { getRunTrace, getSessions } from "./console-routes";
 import { getHistory, getRunEvents, getRunRoute, postAbort, postAgent, postWait, type Route } from "./routes";
 // The checked-in OpenAPI document (npm run docs:api), bundled with the function.
 import openApiDocument from "../../docs/openapi.json";
@@ -24,6 +25,9 @@ const ROUTES: RouteEntry[] = [
   { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/events$/, route: getRunEvents },
   { method: "POST", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/abort$/, route: postAbort },
   { method: "GET", pattern: /^\/v1\/sessions\/(?<sessionKey>[^/]+)\/history$/, route: getHistory },
+  // Read-only, for the web console (console-routes.ts).
+  { method: "GET", pattern: /^\/v1\/sessions$/, route: getSessions },
+  { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/trace$/, route: getRunTrace },
 ];
 
 export function createRestHandler(deps: AppDeps) {

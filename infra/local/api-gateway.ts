@@ -24,6 +24,7 @@ import { newApiId, newRestRequestId } from "./api-gateway/ids";
 import { defaultLambdaContext } from "./api-gateway/invoke";
 import { handleManagementRequest, isManagementPath } from "./api-gateway/management";
 import { handleRestRequest } from "./api-gateway/rest";
+import { serveStaticFile, staticSiteOf } from "./api-gateway/static-site";
 import {
   DEFAULT_LIMITS,
   type GatewaySettings,
@@ -87,6 +88,9 @@ async function handleHttpRequest(
 ): Promise<void> {
   const { rawPath } = splitTarget(req.url ?? "/");
   if (isManagementPath(rawPath, settings.stage)) return handleManagementRequest(req, res, settings, webSocket);
+  // Not API Gateway: what the console's CloudFront distribution serves in AWS (infra/console-site.ts).
+  const site = staticSiteOf(rawPath, options.staticSites ?? []);
+  if (site) return serveStaticFile(req, res, site);
   if (isWebSocketPath(req, settings)) {
     req.resume();
     return sendGatewayError(res, 426, "Upgrade Required", undefined, newRestRequestId());

@@ -79,6 +79,7 @@ function printBanner(stack: LocalStack, readyMs: number, dataDir: string, assemb
     `  WebSocket URL : ${stack.webSocketUrl}`,
     `  OpenAI API    : ${stack.restUrl}/v1  (chat completions, responses, models; docs/openai-api.md)`,
     `  API documents : ${stack.restUrl}/openapi.json (REST, OpenAPI 3.1), docs/schemas/ (WebSocket frames)`,
+    `  web console   : ${stack.restUrl}/console  (paste the auth token below)`,
     `  auth token    : ${stack.authToken}`,
     `  model         : ${model}${offline ? "  [OFFLINE built-in deterministic model: no API key configured]" : ""}`,
     `  config        : version ${stack.outputs.ConfigVersion ?? "?"}`,

@@ -2,6 +2,7 @@ import { ZERO_USAGE, type AssistantMessage, type Message } from "../core/message
 import type { ProviderFailure } from "../core/failures";
 import { newId } from "../core/ids";
 import type { ModelProvider, ModelRequest } from "../providers/types";
+import { traceModelCall } from "../observability/model-trace";
 import { applyStreamTransforms, STREAM_TRANSFORMS, type StreamTransform } from "./stream/transforms";
 import type { ToolDefinition } from "./tools/types";
 
@@ -30,7 +31,18 @@ export interface TurnRequest {
  * transforms, deltas forwarded as they arrive, ending in the complete
  * assistant message or a classified failure (providers never throw).
  */
-export async function streamModelTurn(request: TurnRequest, sink: TurnSink): Promise<TurnResult> {
+export function streamModelTurn(request: TurnRequest, sink: TurnSink): Promise<TurnResult> {
+  return traceModelCall(
+    { provider: request.provider.id, model: request.model },
+    (firstToken) => streamUntraced(request, {
+      assistantDelta: (delta) => (firstToken(), sink.assistantDelta(delta)),
+      thinkingDelta: (delta) => (firstToken(), sink.thinkingDelta(delta)),
+    }),
+    (result) => (result.ok ? result.message.usage : result.partial.usage),
+  );
+}
+
+async function streamUntraced(request: TurnRequest, sink: TurnSink): Promise<TurnResult> {
   const tools = [...request.tools.values()].map(({ name, description, parameters }) => ({ name, description, parameters }));
   const source = request.provider.stream({
     model: request.model,

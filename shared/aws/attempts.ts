@@ -3,7 +3,7 @@ import { z } from "zod";
 import { keys } from "./keys";
 import type { Db } from "./dynamo";
 import { queryItems } from "./query-pages";
-import { AttemptOutcomeSchema } from "../core/run-loop";
+import { AttemptOutcomeSchema, DecisionSchema } from "../core/run-loop";
 import { ToolMetaSchema, UsageSchema } from "../core/attempt-result";
 import { capText } from "../core/truncate";
 
@@ -34,6 +34,9 @@ export const AttemptRecordSchema = z.object({
   uncertainToolCalls: z.array(z.object({ toolCallId: z.string(), name: z.string() })).optional(),
   /** The system prompt the attempt sent, in characters (compaction after it sizes with it). */
   systemPromptChars: z.number().int().min(0).optional(),
+  /** What the outer loop decided after this attempt (shared/aws/attempt-decisions.ts); absent until decided. */
+  decision: DecisionSchema.optional(),
+  decidedAt: z.number().optional(),
 });
 export type AttemptRecord = z.infer<typeof AttemptRecordSchema>;
 

@@ -4,6 +4,7 @@ import { SQSClient } from "@aws-sdk/client-sqs";
 import { SFNClient } from "@aws-sdk/client-sfn";
 import { ApiGatewayManagementApiClient } from "@aws-sdk/client-apigatewaymanagementapi";
 import type { RuntimeConfig } from "../config/runtime";
+import { powertools } from "../observability/powertools";
 
 export interface AwsClients {
   dynamo: DynamoDBDocumentClient;
@@ -29,6 +30,9 @@ export function createAwsClients(config: RuntimeConfig): AwsClients {
     config.meter.attach(sfn, "sfn");
     if (management) config.meter.attach(management, "apigw-management");
   }
+  // X-Ray subsegments per SDK call; the client itself when tracing is off (locally, or `tracing: false`).
+  const { tracer } = powertools();
+  for (const client of [dynamo, sqs, sfn, management]) if (client) tracer.captureAWSv3Client(client);
   return {
     dynamo: DynamoDBDocumentClient.from(dynamo, { marshallOptions: { removeUndefinedValues: true } }),
     sqs,

@@ -15,6 +15,8 @@ export interface Log {
   info(message: string, extra?: Record<string, unknown>): void;
   warn(message: string, extra?: Record<string, unknown>): void;
   error(message: string, extra?: Record<string, unknown>): void;
+  /** Correlation keys for every later line of this invocation (Powertools `appendKeys`); optional for test logs. */
+  appendKeys?(keys: Record<string, string | number>): void;
 }
 
 /** What the run-step services need; handlers build it once per cold start. */

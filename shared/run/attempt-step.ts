@@ -1,6 +1,7 @@
 import type { AttemptReport } from "../agent/attempt";
 import { runAttemptSession } from "../agent/attempt-session";
 import { putAttempt } from "../aws/attempts";
+import { recordModelUsage } from "../observability/run-metrics";
 import { appendTurn, claimWriter, readEntries, releaseWriter, type WriterClaim } from "../aws/transcript";
 import type { RunRecord } from "../aws/runs";
 import { THINKING_LEVELS, type ThinkingLevel } from "../core/run-loop";
@@ -107,6 +108,7 @@ async function executeAttempt(
       startedAt,
       endedAt: deps.db.now(),
     });
+    recordModelUsage(report.usage, report.costUsd);
     return report;
   } finally {
     sink.retractUncommitted("attempt_interrupted");

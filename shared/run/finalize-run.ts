@@ -1,4 +1,5 @@
 import { listAttempts } from "../aws/attempts";
+import { recordRunEnded } from "../observability/run-metrics";
 import { getRun, markEnded, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
 import { releaseWriter } from "../aws/transcript";
 import { RunNotFoundError } from "../aws/errors";
@@ -69,6 +70,7 @@ async function endRun(deps: RunDeps, run: RunRecord, input: FinalizeInput, decis
   });
   if (!ended) return;
   if (decision.status !== "ok") deps.log.warn("run ended without an answer", { runId: run.runId, status: decision.status, reason: decision.reason, ...(decision.detail ? { detail: decision.detail } : {}) });
+  recordRunEnded(decision.status, meta.durationMs);
   const emitter = await RunEventEmitter.open(emitterDeps(deps), run.runId, run.sessionKey);
   if (decision.status === "ok") {
     emitter.emit("lifecycle", { phase: "end", startedAt: run.startedAt, endedAt, livenessState: "working", payloads, meta });

@@ -1,3 +1,5 @@
+import { recordAttemptDecision } from "../aws/attempt-decisions";
+import { recordAttemptMetrics } from "../observability/run-metrics";
 import { getRun, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
 import { RunNotFoundError } from "../aws/errors";
 import type { AttemptSink } from "../agent/attempt";
@@ -48,6 +50,7 @@ export async function runLoopIteration(deps: RunDeps, input: IterationInput, run
     if (head.decision.action !== "attempt") return pointer(input.runId, head);
     const run = await getRun(deps.db, input.runId);
     if (!run) throw new RunNotFoundError(input.runId);
+    deps.log.appendKeys?.({ sessionKey: run.sessionKey, ...(run.executionArn ? { executionArn: run.executionArn } : {}) });
     const early = endedBeforeAttempt(run, deps.db.now());
     if (early) return { runId: run.runId, loop: head.loop, decision: early };
     const watch = watchRun(deps.db, run.runId, runDeadline(run));
@@ -83,6 +86,9 @@ async function attemptAndDecide(deps: RunDeps, run: RunRecord, prelude: Prelude,
   const tripped = monitor.tripped;
   const outcome: AttemptOutcome = tripped ? { kind: "compaction_loop", ...tripped } : await withPromptFacts(deps, run, prelude, report.outcome, report.systemPromptChars);
   const step = decideNext({ ...prelude.loop, guard: monitor.guard }, outcome);
+  // The loop path a console reads back: this attempt's record gets the decision that followed it.
+  await recordAttemptDecision(deps.db, run.runId, prelude.loop.attempt, step.decision);
+  recordAttemptMetrics(outcome, step.decision);
   await applyEffects(deps, run, step, { prelude, outcome });
   return step;
 }

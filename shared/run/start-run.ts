@@ -1,4 +1,5 @@
 import { appendTurn, claimWriter, releaseWriter } from "../aws/transcript";
+import { recordLaneWait } from "../observability/run-metrics";
 import { getRun, markRunning, recordUserEntry, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
 import { RunNotFoundError } from "../aws/errors";
 import { touchSession } from "../aws/sessions";
@@ -32,7 +33,8 @@ export async function startRun(anyDeps: RunDeps, runId: string, carried?: LoopSt
   let ended: FinalizeDecision | undefined;
   if (!TERMINAL_STATUSES.has(run.status)) {
     const startedAt = deps.db.now();
-    await markRunning(deps.db, runId, startedAt);
+    // false on a redelivery: the lane wait is measured once, when the run really starts.
+    if (await markRunning(deps.db, runId, startedAt)) recordLaneWait(startedAt - run.acceptedAt);
     const session = await touchSession(deps.db, run.sessionKey, runId);
     if (run.userEntrySeq === undefined) {
       // Once per run (a retried StartRun after the message was persisted does not repeat them).

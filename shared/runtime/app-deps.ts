@@ -1,5 +1,4 @@
 import type { Context } from "aws-lambda";
-import { Logger } from "@aws-lambda-powertools/logger";
 import { createAwsClients } from "../aws/clients";
 import { createRunExecutions, type RunExecutions } from "../aws/executions";
 import { createFramePusher } from "../aws/push";
@@ -13,6 +12,8 @@ import { loadBundledPlugins } from "./bundled-plugins";
 import { runtimeConfigFromEnv, type RuntimeConfig } from "../config/runtime";
 import type { RunDeps } from "../run/deps";
 import { createProviderKeysReader, maxAgeFromEnv, parseProviderKeys, type ProviderKeysReader } from "./provider-keys";
+import { observedHandler } from "../observability/middleware";
+import { powertools } from "../observability/powertools";
 
 /** Everything a handler may need. Built once per cold start (or once by the local stack). */
 export interface AppDeps extends RunDeps {
@@ -37,10 +38,15 @@ export function buildAppDeps(runtime: RuntimeConfig, config: AgentConfig, log: R
   return { db, pusher: createFramePusher(clients.management), config, executions, queue, log, runtime };
 }
 
-/** Powertools' structured JSON logger behind the small `Log` port the shared code uses. */
-export function createLogger(serviceName = "agent-runner"): RunDeps["log"] {
-  const logger = new Logger({ serviceName });
+/**
+ * Powertools' structured JSON logger behind the small `Log` port the shared
+ * code uses: the function's one Logger, so the Lambda context and the
+ * correlation keys the entry middleware appends are on every line.
+ */
+export function createLogger(): RunDeps["log"] {
+  const { logger } = powertools();
   return {
+    appendKeys: (keys) => logger.appendKeys(keys),
     info: (message, extra) => logger.info(message, { ...extra }),
     warn: (message, extra) => logger.warn(message, { ...extra }),
     error: (message, extra) => logger.error(message, { ...extra }),
@@ -105,10 +111,11 @@ async function buildFromKeys(runtime: RuntimeConfig, log: RunDeps["log"], keys: 
  */
 export function lambdaEntry<E, R>(factory: (deps: AppDeps) => (event: E, context: Context) => Promise<R>) {
   let current: { deps: AppDeps; app: (event: E, context: Context) => Promise<R> } | undefined;
-  return async (event: E, context: Context): Promise<R> => {
+  // Logger context + correlation keys, X-Ray, EMF flush (shared/observability/middleware.ts).
+  return observedHandler(async (event: E, context: Context): Promise<R> => {
     const deps = await depsFromEnv();
     // New dependencies only when the provider keys changed; the handler is rebuilt on them.
     if (current?.deps !== deps) current = { deps, app: factory(deps) };
     return current.app(event, context);
-  };
+  });
 }

@@ -108,12 +108,13 @@ describe("resources", () => {
 
   it("exports the URLs, the resources, the config version, the secret to fill and a curl to try", () => {
     expect(Object.keys(json.Outputs as object).sort()).toEqual(
-      ["ConfigVersion", "FillSecretCommand", "ProviderKeysSecretArn", "QueueUrl", "RestApiUrl", "StateMachineArn", "TableName", "TryItCommand", "WebSocketUrl"],
+      ["AlarmTopicArn", "ConfigVersion", "FillSecretCommand", "ProviderKeysSecretArn", "QueueUrl", "RestApiUrl", "StateMachineArn", "TableName", "TryItCommand", "WebSocketUrl"],
     );
   });
 
   it("alarms on the DLQ, failed and timed-out executions and every function's errors", () => {
-    template.resourceCountIs("AWS::CloudWatch::Alarm", 3 + FUNCTION_KEYS.length);
+    // + RunErrorsAlarm on the runner's own metric (test/infra/observability.test.ts).
+    template.resourceCountIs("AWS::CloudWatch::Alarm", 4 + FUNCTION_KEYS.length);
     const alarm = (metric: string, namespace: string) =>
       template.hasResourceProperties("AWS::CloudWatch::Alarm", {
         MetricName: metric,
@@ -169,7 +170,7 @@ describe("functions", () => {
     const env = json.Resources?.[logicalIdOfFunction(json, key)].Properties?.Environment as {
       Variables: Record<string, unknown>;
     };
-    const base = ["NODE_OPTIONS", "TABLE_NAME", "POWERTOOLS_SERVICE_NAME", "POWERTOOLS_LOG_LEVEL"];
+    const base = ["NODE_OPTIONS", "TABLE_NAME", "POWERTOOLS_SERVICE_NAME", "POWERTOOLS_LOG_LEVEL", "POWERTOOLS_METRICS_NAMESPACE", "POWERTOOLS_TRACE_ENABLED"];
     expect(Object.keys(env.Variables).sort()).toEqual([...base, ...extra].sort());
     expect(env.Variables).toMatchObject({
       NODE_OPTIONS: "--enable-source-maps",
@@ -358,9 +359,9 @@ describe("IAM", () => {
 describe("config", () => {
   const configOf = (context: Record<string, unknown>) => readConfig(new App({ context }).node);
 
-  it("defaults to retain, INFO, no model override, no tracing and no auth digest", () => {
+  it("defaults to retain, INFO, no model override, tracing on and no auth digest", () => {
     expect(configOf({})).toMatchObject({
-      removalPolicy: RemovalPolicy.RETAIN, logLevel: "INFO", model: undefined, tracing: false, authTokenSha256: "",
+      removalPolicy: RemovalPolicy.RETAIN, logLevel: "INFO", model: undefined, tracing: true, authTokenSha256: "",
     });
   });
 

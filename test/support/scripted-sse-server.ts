@@ -10,7 +10,17 @@ import type { AddressInfo } from "node:net";
 
 export type ScriptStep =
   /** 200 text/event-stream with `body` (complete SSE text), written frame by frame. */
-  | { kind: "sse"; body: string; path?: string; headers?: Record<string, string>; frameDelayMs?: number; gate?: Promise<unknown> }
+  | {
+      kind: "sse";
+      body: string;
+      path?: string;
+      headers?: Record<string, string>;
+      frameDelayMs?: number;
+      /** Wait for it before the first frame (a test decides when the answer starts). */
+      gate?: Promise<unknown>;
+      /** After `afterFrames` frames, wait for `until` before the rest (a test watches the partial stream). */
+      hold?: { afterFrames: number; until: Promise<unknown> };
+    }
   /** A non-2xx JSON (or text) response, as the provider sends errors. */
   | { kind: "http-error"; status: number; body: unknown; path?: string; headers?: Record<string, string> }
   /** Headers (and optionally some SSE) then silence until the client gives up. */
@@ -169,7 +179,8 @@ async function play(step: ScriptStep, res: ServerResponse): Promise<void> {
       // A barrier: the test decides when this model call answers (nothing depends on timing).
       if (step.gate) await step.gate;
       startSse(res, step.headers);
-      for (const frame of sseFrames(step.body)) {
+      for (const [index, frame] of sseFrames(step.body).entries()) {
+        if (step.hold && index === step.hold.afterFrames) await step.hold.until;
         await write(res, frame);
         if (step.frameDelayMs) await sleep(step.frameDelayMs);
       }

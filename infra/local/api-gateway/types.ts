@@ -1,3 +1,4 @@
+import type { StaticSite } from "./static-site";
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from "aws-lambda";
 
 export type RestHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
@@ -84,6 +85,8 @@ export interface LocalApiGatewayOptions {
    * path goes to `restHandler` (CDK's `LambdaRestApi` proxy: `/` and `/{proxy+}`).
    */
   restRoutes?: import("./rest-routes").LocalRestRoute[];
+  /** Static folders served beside the APIs (the web console at `/console`). */
+  staticSites?: readonly StaticSite[];
   webSocketHandler: WebSocketHandler;
   /** Route keys known to the WebSocket API besides $connect/$disconnect/$default; the route selection expression is `$request.body.method`. */
   webSocketRoutes: string[];

@@ -167,7 +167,7 @@ function prepareFunction(
   const templateEnv = localizeUrls((resolveValue((properties.Environment as { Variables?: unknown })?.Variables ?? {}, scope) as Record<string, string>), env.edgeEndpoint);
   const accessKeyId = localAccessKeyId(logicalId);
   const runtimeEnv = lambdaRuntimeEnvironment({ name, codeDir, handler: String(properties.Handler ?? "index.handler"), memoryMb, region: env.region, accessKeyId, edge: env.edgeEndpoint, runtime: String(properties.Runtime ?? "nodejs22.x") });
-  const environment = { ...runtimeEnv, ...templateEnv };
+  const environment = { ...runtimeEnv, ...templateEnv, ...LOCAL_ONLY_ENVIRONMENT };
   const reserved = properties.ReservedConcurrentExecutions;
   const pool = new FunctionPool(
     {
@@ -201,6 +201,13 @@ function codeDirOf(code: unknown, assembly: LoadedAssembly): string {
   if (!dir) throw new Error(`function code ${JSON.stringify(code)} is not an asset of the cloud assembly ${assembly.dir} (inline and image code are not supported locally)`);
   return dir;
 }
+
+/**
+ * Set over the template's environment, each for a reason the emulators
+ * cannot avoid: there is no X-Ray daemon on loopback, so the Powertools
+ * tracer is off (AWS: on when the function's TracingConfig is Active).
+ */
+const LOCAL_ONLY_ENVIRONMENT: Readonly<Record<string, string>> = { POWERTOOLS_TRACE_ENABLED: "false" };
 
 /** What the Lambda service itself puts in a Node.js sandbox's environment, plus the local edge. */
 function lambdaRuntimeEnvironment(fn: { name: string; codeDir: string; handler: string; memoryMb: number; region: string; accessKeyId: string; edge: string; runtime: string }): Record<string, string> {

@@ -12,6 +12,7 @@ import { loadDeployedConfig } from "../../../shared/runtime/deployed-config";
 import type { Log } from "../../../shared/run/deps";
 import type { CfnResource } from "../../synth";
 import { startLocalApiGateway } from "../api-gateway";
+import { CONSOLE_DIR, CONSOLE_PATH } from "../../console-files";
 import type { AwsEdge } from "../aws-edge";
 import { createLambdaContext } from "../lambda-context";
 import { startSqsEventSource, type SqsEventSource } from "../sqs-event-source";
@@ -130,6 +131,7 @@ async function startFrontDoor(entries: Entry[], deployed: DeployedResources, opt
     port: options.port,
     stage: String(stage ?? "production"),
     restHandler: (event) => invoke(restFn)(event),
+    staticSites: [{ prefix: `/${CONSOLE_PATH}`, dir: CONSOLE_DIR }],
     webSocketHandler: (event) => invoke(wsFn)(event),
     webSocketRoutes: routes.map((route) => route.routeKey).filter((key) => !key.startsWith("$")).sort(),
     createContext: (functionName, timeoutMs) => createLambdaContext(functionName, timeoutMs),

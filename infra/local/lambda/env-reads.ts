@@ -6,8 +6,11 @@
  * does not give it (wave 1's `MODEL` read by the intake functions) fails a test.
  */
 
-/** Optional knobs of the Lambda runtime, the AWS SDK, Powertools, Node and the OS user profile. */
-const RUNTIME_AND_LIBRARY_READS = /^(AWS_|POWERTOOLS_|_X_AMZN_|NODE_|HOME$|HOMEDRIVE$|HOMEPATH$|USERPROFILE$|ENVIRONMENT$|LOG_LEVEL$|FORCE_COLOR$|NO_COLOR$|WATCH_REPORT_DEPENDENCIES$|OPENAI_|ANTHROPIC_|DEBUG$|UNDICI_|JEST_WORKER_ID$)/;
+/**
+ * Optional knobs of the Lambda runtime, the AWS SDK, Powertools, Node and the OS user profile.
+ * `DEBUG_CLS_HOOKED` and `npm_package_*`: aws-xray-sdk-core (under the Powertools tracer) reads them when it loads.
+ */
+const RUNTIME_AND_LIBRARY_READS = /^(AWS_|POWERTOOLS_|_X_AMZN_|NODE_|HOME$|HOMEDRIVE$|HOMEPATH$|USERPROFILE$|ENVIRONMENT$|LOG_LEVEL$|FORCE_COLOR$|NO_COLOR$|WATCH_REPORT_DEPENDENCIES$|OPENAI_|ANTHROPIC_|DEBUG$|UNDICI_|JEST_WORKER_ID$|DEBUG_CLS_HOOKED$|npm_package_)/;
 
 /** Our settings a function may lack: shared/config/runtime.ts reads them all; using an absent one throws. */
 export const OPTIONAL_SETTINGS: readonly string[] = ["QUEUE_URL", "STATE_MACHINE_ARN", "WS_MANAGEMENT_ENDPOINT", "AUTH_TOKEN_SHA256", "PROVIDER_KEYS_SECRET_ARN"];
