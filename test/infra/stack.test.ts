@@ -3,7 +3,7 @@ import { Match, Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
 import { readConfig } from "../../infra/config";
 import { FUNCTION_KEYS, FUNCTION_KEY_TAG, FUNCTION_SPECS } from "../../infra/functions";
-import { WS_METHOD_ROUTES, WS_ROUTE_KEYS } from "../../infra/routes";
+import { PUBLIC_REST_RESOURCES, WS_METHOD_ROUTES, WS_ROUTE_KEYS } from "../../infra/routes";
 import { DLQ_MAX_RECEIVE_COUNT } from "../../infra/stack";
 import { synthesizeTemplate, type CfnTemplate } from "../../infra/synth";
 import {
@@ -32,7 +32,7 @@ describe("resources", () => {
   it("has exactly the expected resource counts", () => {
     template.resourceCountIs("AWS::DynamoDB::Table", 1);
     template.resourceCountIs("AWS::SQS::Queue", 2);
-    template.resourceCountIs("AWS::Lambda::Function", 8);
+    template.resourceCountIs("AWS::Lambda::Function", 9);
     template.resourceCountIs("AWS::StepFunctions::StateMachine", 1);
     template.resourceCountIs("AWS::ApiGateway::RestApi", 1);
     template.resourceCountIs("AWS::ApiGatewayV2::Api", 1);
@@ -144,7 +144,7 @@ describe("functions", () => {
     const timeouts = Object.fromEntries(FUNCTION_KEYS.map((k) => [k, FUNCTION_SPECS[k].timeoutSeconds]));
     expect(timeouts).toEqual({
       "rest-api": 29, "ws-api": 60, dispatcher: 30, "run-start": 60,
-      attempt: 900, decide: 30, "run-finalize": 60, sweeper: 120,
+      attempt: 900, decide: 30, "run-finalize": 60, sweeper: 120, authorizer: 10,
     });
     expect(FUNCTION_SPECS.attempt.memoryMb).toBe(1024);
   });
@@ -230,13 +230,17 @@ describe("APIs", () => {
     template.hasResourceProperties("AWS::ApiGatewayV2::Stage", { StageName: "prod", AutoDeploy: true });
   });
 
-  it("proxies ANY / and ANY /{proxy+} of the REST API's prod stage to rest-api, with access logs", () => {
-    template.resourceCountIs("AWS::ApiGateway::Method", 2);
+  it("proxies ANY / and ANY /{proxy+} of the REST API's prod stage to rest-api behind the authorizer; health and webhooks are public", () => {
+    template.resourceCountIs("AWS::ApiGateway::Method", 2 + PUBLIC_REST_RESOURCES.length);
     template.hasResourceProperties("AWS::ApiGateway::Resource", { PathPart: "{proxy+}" });
+    const authorizerId = resourcesOfType(json, "AWS::ApiGateway::Authorizer")[0]![0];
     for (const [, method] of resourcesOfType(json, "AWS::ApiGateway::Method")) {
-      expect(method.Properties).toMatchObject({ HttpMethod: "ANY", Integration: { Type: "AWS_PROXY" } });
+      expect(method.Properties).toMatchObject({ Integration: { Type: "AWS_PROXY" } });
       expect(JSON.stringify(method.Properties?.Integration)).toContain(logicalIdOfFunction(json, "rest-api"));
+      const isPublic = method.Properties?.AuthorizationType === "NONE";
+      expect(isPublic ? method.Properties?.AuthorizerId : method.Properties).toEqual(isPublic ? undefined : expect.objectContaining({ HttpMethod: "ANY", AuthorizationType: "CUSTOM", AuthorizerId: { Ref: authorizerId } }));
     }
+    expect(resourcesOfType(json, "AWS::ApiGateway::Method").filter(([, m]) => m.Properties?.AuthorizationType === "NONE")).toHaveLength(PUBLIC_REST_RESOURCES.length);
     template.hasResourceProperties("AWS::ApiGateway::Stage", {
       StageName: "prod",
       AccessLogSetting: Match.objectLike({ DestinationArn: Match.anyValue() }),

@@ -9,6 +9,7 @@ import { validate } from "../../../shared/http/rest";
 import { SessionKeySchema } from "../../../shared/protocol/agent-request";
 import { ApiError } from "../../../shared/protocol/errors";
 import { abortRun } from "../../../shared/run/abort";
+import { owns, requireOwnedRun, requireOwnedSession } from "../../../shared/tenancy/guard";
 import type { Method } from "./types";
 
 /** Events re-sent per `events.replay` call; `hasMore` asks the client to call again. */
@@ -34,10 +35,10 @@ const ReplayParamsSchema = z
  * in the replayed page or fanned out live: no gap, and no second replay
  * needed (docs/protocol.md, "Resuming a stream").
  */
-export const eventsReplayMethod: Method = async (deps, { connectionId, params }) => {
+export const eventsReplayMethod: Method = async (deps, { connectionId, params, caller }) => {
   const { runId, afterSeq, limit = REPLAY_PAGE } = validate(ReplayParamsSchema, params);
   const run = await getRun(deps.db, runId);
-  if (!run) throw new ApiError("NOT_FOUND", `run ${runId} not found`);
+  if (!run || (caller && !owns(caller, run))) throw new ApiError("NOT_FOUND", `run ${runId} not found`);
   const live = !TERMINAL_STATUSES.has(run.status);
   if (live) await subscribe(deps.db, connectionId, run.sessionKey, { runId });
   const events = await readEvents(deps.db, runId, afterSeq, limit + 1);
@@ -53,8 +54,9 @@ export const eventsReplayMethod: Method = async (deps, { connectionId, params })
 
 const AbortParamsSchema = z.object({ runId: z.string().min(1), reason: z.string().max(500).optional() }).strict();
 
-export const runsAbortMethod: Method = async (deps, { params }) => {
+export const runsAbortMethod: Method = async (deps, { params, caller }) => {
   const { runId, reason } = validate(AbortParamsSchema, params);
+  if (caller) await requireOwnedRun(deps.db, caller, runId);
   return abortRun(deps, runId, reason ?? "runs.abort");
 };
 
@@ -64,12 +66,13 @@ const ChatAbortParamsSchema = z.object({ sessionKey: SessionKeySchema, runId: z.
  * OpenClaw's `chat.abort` (sent by its CLI on SIGINT/SIGTERM): the named run
  * of the session, or without `runId` the session's running run.
  */
-export const chatAbortMethod: Method = async (deps, { params }) => {
+export const chatAbortMethod: Method = async (deps, { params, caller }) => {
   const { sessionKey, runId } = validate(ChatAbortParamsSchema, params);
+  if (caller) await requireOwnedSession(deps.db, caller, sessionKey);
   const target = runId ?? (await getLane(deps.db, sessionKey)).activeRunId;
   if (!target) return { aborted: false, runIds: [] };
   const run = await getRun(deps.db, target);
-  if (!run || run.sessionKey !== sessionKey) throw new ApiError("NOT_FOUND", `run ${target} not found in session ${sessionKey}`);
+  if (!run || run.sessionKey !== sessionKey || (caller && !owns(caller, run))) throw new ApiError("NOT_FOUND", `run ${target} not found in session ${sessionKey}`);
   const outcome = await abortRun(deps, target, "chat.abort");
   return { aborted: outcome.aborted, runIds: outcome.aborted ? [target] : [], status: outcome.status };
 };

@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { addHeaderIfAbsent, headerMaps, queryMaps, readBody, sendGatewayError, sourceIpOf, splitTarget } from "./http";
 import { formatRequestTime, newGatewayId, newRestRequestId, newTraceId } from "./ids";
 import { invokeWithTimeout } from "./invoke";
+import { matchRestRoute, type MatchedRoute } from "./rest-routes";
 import { REST_PAYLOAD_BYTES, type GatewaySettings, type RestHandler } from "./types";
 
 const REST_FUNCTION_NAME = "rest-api";
@@ -35,7 +36,19 @@ export async function handleRestRequest(
     sendGatewayError(res, 413, "Request Too Long", undefined, ids.requestId);
     return;
   }
-  const event = buildRestEvent(req, read.body, settings, ids);
+  const { rawPath } = splitTarget(req.url ?? "/");
+  const match = matchRestRoute(settings.restRoutes, rawPath, req.method ?? "GET");
+  if (match.kind !== "matched") {
+    // What API Gateway answers for a path or method the API does not declare.
+    sendGatewayError(res, 403, "Missing Authentication Token", "MissingAuthenticationTokenException", ids.requestId);
+    return;
+  }
+  const unauthorized = buildRestEvent(req, read.body, settings, ids, match.matched);
+  const event = await authorizeRest(unauthorized, match.matched, settings);
+  if ("statusCode" in event) {
+    sendAuthorizerRefusal(res, event, settings, ids.requestId);
+    return;
+  }
   const timeoutMs = settings.limits.integrationTimeoutMs;
   const context = settings.createContext(REST_FUNCTION_NAME, timeoutMs);
   const outcome = await invokeWithTimeout(() => handler(event, context), timeoutMs);
@@ -52,10 +65,41 @@ export async function handleRestRequest(
   writeProxyResponse(res, response, ids);
 }
 
-export function buildRestEvent(req: IncomingMessage, body: Buffer, settings: GatewaySettings, ids: RequestIds): APIGatewayProxyEvent {
+const REFUSAL_TYPES: Record<number, { type: string; errorType?: string }> = {
+  401: { type: "UNAUTHORIZED", errorType: "UnauthorizedException" },
+  403: { type: "ACCESS_DENIED", errorType: "AccessDeniedException" },
+  500: { type: "AUTHORIZER_FAILURE" },
+};
+
+/** API Gateway's answer, or the API's gateway response for that type when the template declares one. */
+function sendAuthorizerRefusal(res: ServerResponse, refusal: { statusCode: number; message: string }, settings: GatewaySettings, requestId: string): void {
+  const kind = REFUSAL_TYPES[refusal.statusCode] ?? { type: "DEFAULT_5XX" };
+  const custom = settings.gatewayResponses[kind.type];
+  if (!custom) return sendGatewayError(res, refusal.statusCode, refusal.message, kind.errorType, requestId);
+  res.writeHead(custom.statusCode, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(custom.body),
+    "x-amzn-RequestId": requestId,
+    ...(kind.errorType ? { "x-amzn-ErrorType": kind.errorType } : {}),
+  });
+  res.end(custom.body);
+}
+
+/** Runs the method's authorizer (if any): the event with `requestContext.authorizer` filled, or the gateway's refusal. */
+async function authorizeRest(event: APIGatewayProxyEvent, matched: MatchedRoute, settings: GatewaySettings): Promise<APIGatewayProxyEvent | { statusCode: number; message: string }> {
+  const authorizer = matched.route.authorizer;
+  if (!authorizer) return event;
+  const methodArn = `arn:aws:execute-api:${settings.region}:${settings.accountId}:${settings.apiId}/${settings.stage}/${event.httpMethod}${event.path}`;
+  const { body: _body, isBase64Encoded: _b64, ...rest } = event;
+  const decision = await authorizer.authorize({ headers: event.headers as Record<string, string>, query: event.queryStringParameters as Record<string, string> | null, methodArn, event: { type: "REQUEST", ...rest } });
+  if (decision.kind === "deny") return decision;
+  return { ...event, requestContext: { ...event.requestContext, authorizer: decision.authorizer } };
+}
+
+export function buildRestEvent(req: IncomingMessage, body: Buffer, settings: GatewaySettings, ids: RequestIds, matched?: MatchedRoute): APIGatewayProxyEvent {
   const { rawPath, search } = splitTarget(req.url ?? "/");
   const isRoot = rawPath === "/";
-  const resource = isRoot ? "/" : "/{proxy+}";
+  const resource = matched?.route.resourcePath ?? (isRoot ? "/" : "/{proxy+}");
   const maps = headerMaps(req.rawHeaders);
   const sourceIp = sourceIpOf(req);
   addHeaderIfAbsent(maps, "X-Forwarded-For", sourceIp);
@@ -74,7 +118,7 @@ export function buildRestEvent(req: IncomingMessage, body: Buffer, settings: Gat
     queryStringParameters: query?.queryStringParameters ?? null,
     multiValueQueryStringParameters: query?.multiValueQueryStringParameters ?? null,
     // `/{proxy+}` never matches the root, which is its own resource without parameters.
-    pathParameters: isRoot ? null : { proxy: decodePathSafely(rawPath.slice(1)) },
+    pathParameters: matched ? matched.pathParameters : isRoot ? null : { proxy: decodePathSafely(rawPath.slice(1)) },
     stageVariables: null,
     requestContext: {
       accountId: LOCAL_ACCOUNT_ID,

@@ -1,4 +1,5 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from "aws-lambda";
+import type { LocalAuthorizer } from "./authorizer";
 
 export type RestHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
@@ -37,6 +38,8 @@ export interface WebSocketRequestContext {
   requestTimeEpoch: number;
   messageDirection: "IN";
   identity: { sourceIp: string; userAgent?: string };
+  /** The $connect authorizer's context (and principalId), on every event of the connection. */
+  authorizer?: Record<string, unknown>;
   disconnectStatusCode?: number;
   disconnectReason?: string;
 }
@@ -69,6 +72,14 @@ export interface LocalApiGatewayLimits {
   integrationTimeoutMs?: number;
 }
 
+/** One REST method of the template: its resource path (`/`, `/{proxy+}`, `/health`, `/v1/hooks/{proxy+}`) and authorizer. */
+export interface LocalRestRoute {
+  resourcePath: string;
+  /** `ANY` or a verb. */
+  httpMethod: string;
+  authorizer?: LocalAuthorizer;
+}
+
 export interface LocalApiGatewayOptions {
   /** Default 127.0.0.1. */
   host?: string;
@@ -76,7 +87,13 @@ export interface LocalApiGatewayOptions {
   port: number;
   stage: string;
   restHandler: RestHandler;
+  /** The REST API's methods (default: `ANY /` and `ANY /{proxy+}`, no authorizer). */
+  restRoutes?: LocalRestRoute[];
   webSocketHandler: WebSocketHandler;
+  /** AWS::ApiGateway::GatewayResponse bodies by ResponseType (UNAUTHORIZED, ACCESS_DENIED, ...); default: API Gateway's `{message}`. */
+  gatewayResponses?: Record<string, { statusCode: number; body: string }>;
+  /** The `$connect` route's authorizer: its context reaches every event of the connection. */
+  connectAuthorizer?: LocalAuthorizer;
   /** Route keys known to the WebSocket API besides $connect/$disconnect/$default; the route selection expression is `$request.body.method`. */
   webSocketRoutes: string[];
   limits?: LocalApiGatewayLimits;
@@ -121,4 +138,9 @@ export interface GatewaySettings {
   limits: Required<LocalApiGatewayLimits>;
   createContext: (functionName: string, timeoutMs: number) => Context;
   webSocketAsyncInvocation?: { functionTimeoutMs: number };
+  restRoutes: LocalRestRoute[];
+  gatewayResponses: Record<string, { statusCode: number; body: string }>;
+  connectAuthorizer?: LocalAuthorizer;
+  region: string;
+  accountId: string;
 }

@@ -19,6 +19,7 @@ import type { LocalExecutionEvent, LocalStepFunctions } from "../step-functions"
 import { startLocalSweeper, type LocalSweeper } from "../sweeper";
 import type { LoadedAssembly } from "./assembly";
 import { LOCAL_SECRET_KEY, localizeUrl, type DeployedFunction, type DeployedResources } from "./deploy";
+import { readEdgeAuthorization } from "./edge-auth";
 import { resolveValue } from "./intrinsics";
 
 export interface WiringOptions {
@@ -102,9 +103,8 @@ function functionOfIntegrationUri(uri: unknown, deployed: DeployedResources, res
 
 async function startFrontDoor(entries: Entry[], deployed: DeployedResources, options: WiringOptions, invoke: (fn: DeployedFunction) => <R>(event: unknown) => Promise<R>) {
   const resolve = (value: unknown) => resolveValue(value, deployed.scope);
-  const proxyMethod = entries.find(([, r]) => r.Type === "AWS::ApiGateway::Method" && (r.Properties?.Integration as { Type?: string })?.Type === "AWS_PROXY");
-  if (!proxyMethod) throw new Error("the template has no REST proxy method (AWS::ApiGateway::Method with an AWS_PROXY integration)");
-  const restFn = functionOfIntegrationUri((proxyMethod[1].Properties!.Integration as { Uri: unknown }).Uri, deployed, resolve);
+  const edgeAuth = readEdgeAuthorization(entries, invoke, (uri) => functionOfIntegrationUri(uri, deployed, resolve));
+  const restFn = functionOfIntegrationUri(edgeAuth.restFunctionUri, deployed, resolve);
   const integrations = new Map(entries.filter(([, r]) => r.Type === "AWS::ApiGatewayV2::Integration").map(([id, r]) => [id, r]));
   const routes = entries.filter(([, r]) => r.Type === "AWS::ApiGatewayV2::Route").map(([, r]) => {
     const target = String(resolve(r.Properties?.Target));
@@ -122,7 +122,10 @@ async function startFrontDoor(entries: Entry[], deployed: DeployedResources, opt
     port: options.port,
     stage: String(stage ?? "production"),
     restHandler: (event) => invoke(restFn)(event),
+    restRoutes: edgeAuth.restRoutes,
+    gatewayResponses: edgeAuth.gatewayResponses,
     webSocketHandler: (event) => invoke(wsFn)(event),
+    ...(edgeAuth.connectAuthorizer ? { connectAuthorizer: edgeAuth.connectAuthorizer } : {}),
     webSocketRoutes: routes.map((route) => route.routeKey).filter((key) => !key.startsWith("$")).sort(),
     createContext: (functionName, timeoutMs) => createLambdaContext(functionName, timeoutMs),
     ...(asyncRoutes.length > 0 ? { webSocketAsyncInvocation: { functionTimeoutMs: wsFn.pool.definition.timeoutSeconds * 1000 } } : {}),
