@@ -25,6 +25,7 @@ import { createFunction, REPO_ROOT, stateMachineArnOf, type FunctionDeps, type F
 import { createRunStateMachine } from "./state-machine";
 import { ConsoleSite } from "./console-site";
 import { createObservability } from "./observability";
+import { acknowledgeNagFindings } from "./nag-wiring";
 
 /** Keys and TTL attribute of the single table; items are typed by `pk`/`sk` prefixes. */
 export const TABLE_SCHEMA = { partitionKey: "pk", sortKey: "sk", ttlAttribute: "expiresAt" } as const;
@@ -78,7 +79,7 @@ export class AgentRunner extends Construct {
     const table = this.createTable(removalPolicy);
     const { queue, deadLetterQueue } = this.createQueues();
     this.providerKeys = this.createProviderKeysSecret(removalPolicy);
-    const ws = createWebSocketApi(this);
+    const ws = createWebSocketApi(this, removalPolicy);
     // A fixed name lets functions know the ARN without a Ref (see lambdas.ts).
     const stateMachineName = `${Stack.of(this).stackName}-run-loop`;
     const settings: FunctionSettings = {
@@ -103,8 +104,8 @@ export class AgentRunner extends Construct {
     };
     const fns = Object.fromEntries(FUNCTION_KEYS.map((key) => [key, createFunction(this, FUNCTION_SPECS[key], deps)])) as Record<FunctionKey, ReturnType<typeof createFunction>>;
     this.functions = fns;
-    addWebSocketRoutes(ws.api, fns["ws-api"]);
-    const restApi = createRestApi(this, fns["rest-api"], removalPolicy);
+    addWebSocketRoutes(ws.api, fns["ws-api"], fns.authorizer);
+    const restApi = createRestApi(this, { handler: fns["rest-api"], authorizer: fns.authorizer, removalPolicy, tracing: settings.tracing });
     addOpenAIRoutes(restApi, fns["openai-api"], fns["rest-api"]);
     const stateMachine = createRunStateMachine(this, "RunStateMachine", {
       functions: fns,
@@ -123,6 +124,7 @@ export class AgentRunner extends Construct {
     const alarms = createAlarms(this, { deadLetterQueue, stateMachine, functions: fns });
     this.alarmTopic = createObservability(this, { alarms, alarmTopic: props.alarmTopic, queue, deadLetterQueue, stateMachine, functions: fns }).alarmTopic;
     if (props.console) this.consoleUrl = new ConsoleSite(this, "Console", { restApi, webSocketUrl: ws.stage.url, removalPolicy }).url;
+    acknowledgeNagFindings(this, { wsApi: ws.api, wsStage: ws.stage.stageName, restApi, functions: fns });
     this.restApiUrl = restApi.url;
     this.webSocketUrl = ws.stage.url;
     this.tableName = table.tableName;
@@ -155,6 +157,7 @@ export class AgentRunner extends Construct {
     const deadLetterQueue = new Queue(this, "RunQueueDlq", {
       fifo: true,
       encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
       // Longer than the source queue's retention: FIFO keeps the original enqueue time.
       retentionPeriod: Duration.days(14),
     });
@@ -163,6 +166,7 @@ export class AgentRunner extends Construct {
       // Dedup id = run id (or the caller's idempotency key), never the body.
       contentBasedDeduplication: false,
       encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
       visibilityTimeout: Duration.seconds(VISIBILITY_TIMEOUT_FACTOR * FUNCTION_SPECS.dispatcher.timeoutSeconds),
       deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: DLQ_MAX_RECEIVE_COUNT },
     });

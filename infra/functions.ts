@@ -5,6 +5,8 @@
  * read the same timeouts. Pure data: no aws-cdk-lib import.
  */
 
+import { RESERVED_CONCURRENCY } from "./throttling";
+
 export { WS_METHOD_ROUTES, WS_ROUTE_KEYS, WS_ROUTE_SELECTION_EXPRESSION } from "./routes";
 
 export const FUNCTION_KEYS = [
@@ -17,6 +19,7 @@ export const FUNCTION_KEYS = [
   "run-finalize",
   "sweeper",
   "openai-api",
+  "authorizer",
 ] as const;
 
 export type FunctionKey = (typeof FUNCTION_KEYS)[number];
@@ -59,6 +62,14 @@ export interface FunctionSpec {
    * its lane on within seconds, not at the next scheduled sweep).
    */
   readonly onExecutionEnded?: boolean;
+  /** Env AUTH_TOKEN_SHA256 without being an intake (the API authorizer). */
+  readonly authToken?: boolean;
+  /**
+   * Reserved concurrency: a cap for the front doors (a flood of requests
+   * cannot take every execution of the account's pool from running runs)
+   * and a floor for the attempt (infra/throttling.ts has the numbers).
+   */
+  readonly reservedConcurrency?: number;
   /** lambda:InvokeFunction on itself (ws-api posts `connect.challenge` from an async self-invocation). */
   readonly selfInvoke?: boolean;
 }
@@ -94,6 +105,7 @@ export const FUNCTION_SPECS: Readonly<Record<FunctionKey, FunctionSpec>> = {
     intake: true,
     wsManagement: ["POST"],
     states: ["StartExecution"],
+    reservedConcurrency: RESERVED_CONCURRENCY["rest-api"],
   }),
   "ws-api": spec("ws-api", {
     timeoutSeconds: 60,
@@ -103,6 +115,7 @@ export const FUNCTION_SPECS: Readonly<Record<FunctionKey, FunctionSpec>> = {
     wsManagement: ["POST", "GET", "DELETE"],
     states: ["StartExecution"],
     selfInvoke: true,
+    reservedConcurrency: RESERVED_CONCURRENCY["ws-api"],
   }),
   dispatcher: spec("dispatcher", {
     timeoutSeconds: 30,
@@ -121,6 +134,7 @@ export const FUNCTION_SPECS: Readonly<Record<FunctionKey, FunctionSpec>> = {
     // Continue-as-new: a long run starts its next execution (<runId>-c<n>) from the loop head.
     states: ["StartExecution"],
     providers: true,
+    reservedConcurrency: RESERVED_CONCURRENCY.attempt,
   }),
   decide: spec("decide", { timeoutSeconds: 30, dynamodb: READ_WRITE_DELETE, wsManagement: ["POST"] }),
   // Starts the next queued run of the session lane when it hands the lane on.
@@ -147,6 +161,8 @@ export const FUNCTION_SPECS: Readonly<Record<FunctionKey, FunctionSpec>> = {
     intake: true,
     wsManagement: ["POST"],
   }),
+  // REST REQUEST authorizer and WebSocket $connect authorizer: one GetItem per uncached key.
+  authorizer: spec("authorizer", { timeoutSeconds: 10, memoryMb: 256, dynamodb: ["GetItem"], authToken: true, reservedConcurrency: RESERVED_CONCURRENCY.authorizer }),
 };
 
 /** Tag set on each AWS::Lambda::Function so tools map logical ids to keys. */

@@ -72,6 +72,7 @@ export function createFunction(scope: Construct, spec: FunctionSpec, deps: Funct
     }),
     tracing: deps.settings.tracing ? Tracing.ACTIVE : Tracing.DISABLED,
     environment: environmentFor(spec, deps),
+    ...(spec.reservedConcurrency !== undefined ? { reservedConcurrentExecutions: spec.reservedConcurrency } : {}),
   });
   Tags.of(fn).add(FUNCTION_KEY_TAG, spec.key, { includeResourceTypes: ["AWS::Lambda::Function"] });
   grantFor(fn, spec, deps);
@@ -104,6 +105,7 @@ export function environmentFor(spec: FunctionSpec, deps: FunctionDeps): Record<s
     env.QUEUE_URL = deps.queue.queueUrl;
     env.AUTH_TOKEN_SHA256 = settings.authTokenSha256;
   }
+  if (spec.authToken) env.AUTH_TOKEN_SHA256 = settings.authTokenSha256;
   if (spec.wsManagement.length > 0) env.WS_MANAGEMENT_ENDPOINT = deps.wsManagementEndpoint;
   if (spec.states.length > 0) env.STATE_MACHINE_ARN = deps.stateMachineArn;
   if (spec.providers) env.PROVIDER_KEYS_SECRET_ARN = deps.providerKeys.secretArn;

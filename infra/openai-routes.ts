@@ -16,8 +16,8 @@ import { OPENAI_ROUTES } from "./routes-openai";
 export const OPENAI_STREAM_TIMEOUT = Duration.minutes(15);
 
 export function addOpenAIRoutes(api: IRestApi, openaiFn: IFunction, restFn: IFunction): void {
-  // `new Resource`: a proxying LambdaRestApi refuses `root.addResource`.
-  const v1 = new Resource(api.root, "v1", { parent: api.root, pathPart: "v1" });
+  // The `/v1` resource may exist already (public webhook resources live under it); its methods inherit the API's authorizer.
+  const v1 = api.root.getResource("v1") ?? new Resource(api.root, "v1", { parent: api.root, pathPart: "v1" });
   v1.addProxy({ defaultIntegration: new LambdaIntegration(restFn), anyMethod: true });
   const streaming = new LambdaIntegration(openaiFn, { responseTransferMode: ResponseTransferMode.STREAM, timeout: OPENAI_STREAM_TIMEOUT });
   for (const route of OPENAI_ROUTES) {

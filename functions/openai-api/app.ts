@@ -6,7 +6,8 @@
  * ResponseSink, so the same code answers JSON and SSE.
  */
 import type { APIGatewayProxyEvent, Context } from "aws-lambda";
-import { authenticate, bearerToken } from "../../shared/runtime/auth";
+import { admitRestCaller } from "../rest-api/caller";
+import type { Caller } from "../../shared/core/access";
 import { header, parseJsonBody } from "../../shared/http/rest";
 import { ApiError } from "../../shared/protocol/errors";
 import { chatCompletion, responseResource, runIdOfChatId, runIdOfResponseId } from "../../shared/openai/objects";
@@ -16,7 +17,7 @@ import { parseChat, parseResponses, runCompletion } from "./completions";
 import { sendError, sendJson, type ResponseSink } from "./http";
 import { getModel, listModels } from "./models";
 
-type Handler = (deps: AppDeps, input: { event: APIGatewayProxyEvent; context: Context; params: Record<string, string> }, sink: ResponseSink) => Promise<void>;
+type Handler = (deps: AppDeps, input: { event: APIGatewayProxyEvent; context: Context; params: Record<string, string>; caller: Caller }, sink: ResponseSink) => Promise<void>;
 
 interface RouteEntry {
   method: string;
@@ -73,11 +74,13 @@ async function dispatch(deps: AppDeps, event: APIGatewayProxyEvent, context: Con
   if (matches.length === 0) throw new ApiError("NOT_FOUND", `no route for ${event.httpMethod} ${path}`);
   const hit = matches.find((m) => m.entry.method === event.httpMethod);
   if (!hit) throw new ApiError("NOT_FOUND", `method ${event.httpMethod} not allowed on ${path}`);
-  if (!(await authenticate(deps.db, bearerToken(header(event, "authorization")), deps.runtime.authTokenSha256))) {
-    throw new ApiError("UNAUTHORIZED", "Incorrect API key provided.", { openaiCode: "invalid_api_key" });
-  }
+  // The tenant's key, as the REST API admits it (authorizer context, else the bearer key): runs belong to its tenant.
+  const caller = await admitRestCaller(deps, event, event.httpMethod === "GET" ? "operator.read" : "operator.write").catch((error: unknown) => {
+    if (error instanceof ApiError && error.code === "UNAUTHORIZED") throw new ApiError("UNAUTHORIZED", "Incorrect API key provided.", { openaiCode: "invalid_api_key" });
+    throw error;
+  });
   const params = Object.fromEntries(Object.entries(hit.match!.groups ?? {}).map(([k, v]) => [k, decodeURIComponent(v)]));
-  await hit.entry.handle(deps, { event, context, params }, sink);
+  await hit.entry.handle(deps, { event, context, params, caller }, sink);
 }
 
 function stripStage(event: APIGatewayProxyEvent): string {

@@ -1,3 +1,4 @@
+import type { Caller } from "../../shared/core/access";
 /**
  * `POST /v1/chat/completions` and `POST /v1/responses`: one run each, then
  * either the answer as JSON (waiting at most the REST window, else 202 with
@@ -38,6 +39,8 @@ export interface RequestContext {
   event: APIGatewayProxyEvent;
   context: Context;
   body: unknown;
+  /** The admitted key (functions/rest-api/caller.ts): the run is its tenant's. */
+  caller?: Caller;
 }
 
 interface Encoder {
@@ -130,7 +133,14 @@ export async function runCompletion(deps: AppDeps, flavor: Flavor, input: Reques
   const extraSystemPrompt = prompt.extraSystemPrompt;
   const idempotencyKey = header(event, "idempotency-key");
   const model = modelOverrideFor(flavor.model);
-  const accepted = await startOpenAIRun(deps, { sessionKey: session.sessionKey, message: prompt.message, extraSystemPrompt, model, ...(idempotencyKey ? { idempotencyKey } : {}) });
+  const accepted = await startOpenAIRun(deps, {
+    sessionKey: session.sessionKey,
+    message: prompt.message,
+    extraSystemPrompt,
+    model,
+    ...(idempotencyKey ? { idempotencyKey } : {}),
+    ...(input.caller ? { caller: input.caller } : {}),
+  });
   const runHeaders = { "x-openclaw-run-id": accepted.runId, "x-openclaw-session-key": accepted.sessionKey };
   if (flavor.stream) return streamRun(deps, flavor, accepted, context, sink, runHeaders);
   const windowMs = Math.min(preferredWaitMs(event) ?? REST_WINDOW_MS, MAX_PREFERRED_WAIT_MS, Math.max(0, context.getRemainingTimeInMillis() - 2_000));

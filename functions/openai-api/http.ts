@@ -25,6 +25,8 @@ export async function sendJson(sink: ResponseSink, statusCode: number, body: unk
 const ERROR_TYPES: Record<ErrorCode, string> = {
   INVALID_REQUEST: "invalid_request_error",
   UNAUTHORIZED: "authentication_error",
+  FORBIDDEN: "permission_error",
+  RATE_LIMITED: "rate_limit_error",
   NOT_FOUND: "not_found_error",
   PAYLOAD_TOO_LARGE: "invalid_request_error",
   IDEMPOTENCY_CONFLICT: "invalid_request_error",

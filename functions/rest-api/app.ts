@@ -1,12 +1,13 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from "aws-lambda";
 import middy from "@middy/core";
-import { authenticate, bearerToken } from "../../shared/runtime/auth";
-import { errorResult, header, json } from "../../shared/http/rest";
+import type { Scope } from "../../shared/core/access";
+import { errorResult, json } from "../../shared/http/rest";
 import { ApiError } from "../../shared/protocol/errors";
 import { internalError, internalErrorLog } from "../../shared/protocol/internal-error";
 import type { AppDeps } from "../../shared/runtime/app-deps";
 import { pathParams } from "./path-params";
 import { getRunTrace, getSessions } from "./console-routes";
+import { admitRestCaller } from "./caller";
 import { getHistory, getRunEvents, getRunRoute, postAbort, postAgent, postWait, type Route } from "./routes";
 // The checked-in OpenAPI document (npm run docs:api), bundled with the function.
 import openApiDocument from "../../docs/openapi.json";
@@ -15,19 +16,21 @@ interface RouteEntry {
   method: string;
   pattern: RegExp;
   route: Route;
+  /** What the caller's key must hold (docs/security.md). */
+  scope: Scope;
 }
 
 /** The REST surface. Path parameters are URL-decoded named groups, validated in path-params.ts. */
 const ROUTES: RouteEntry[] = [
-  { method: "POST", pattern: /^\/v1\/agent$/, route: postAgent },
-  { method: "POST", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/wait$/, route: postWait },
-  { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)$/, route: getRunRoute },
-  { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/events$/, route: getRunEvents },
-  { method: "POST", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/abort$/, route: postAbort },
-  { method: "GET", pattern: /^\/v1\/sessions\/(?<sessionKey>[^/]+)\/history$/, route: getHistory },
+  { method: "POST", pattern: /^\/v1\/agent$/, route: postAgent, scope: "operator.write" },
+  { method: "POST", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/wait$/, route: postWait, scope: "operator.read" },
+  { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)$/, route: getRunRoute, scope: "operator.read" },
+  { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/events$/, route: getRunEvents, scope: "operator.read" },
+  { method: "POST", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/abort$/, route: postAbort, scope: "operator.write" },
+  { method: "GET", pattern: /^\/v1\/sessions\/(?<sessionKey>[^/]+)\/history$/, route: getHistory, scope: "operator.read" },
   // Read-only, for the web console (console-routes.ts).
-  { method: "GET", pattern: /^\/v1\/sessions$/, route: getSessions },
-  { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/trace$/, route: getRunTrace },
+  { method: "GET", pattern: /^\/v1\/sessions$/, route: getSessions, scope: "operator.read" },
+  { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/trace$/, route: getRunTrace, scope: "operator.read" },
 ];
 
 export function createRestHandler(deps: AppDeps) {
@@ -51,11 +54,9 @@ async function dispatch(deps: AppDeps, event: APIGatewayProxyEvent, context: Con
   if (matches.length === 0) throw new ApiError("NOT_FOUND", `no route for ${event.httpMethod} ${path}`);
   const hit = matches.find((m) => m.entry.method === event.httpMethod);
   if (!hit) return methodNotAllowed(event.httpMethod, matches.map((m) => m.entry.method));
-  if (!(await authenticate(deps.db, bearerToken(header(event, "authorization")), deps.runtime.authTokenSha256))) {
-    throw new ApiError("UNAUTHORIZED", "missing or invalid bearer token");
-  }
+  const caller = await admitRestCaller(deps, event, hit.entry.scope);
   const params = pathParams(hit.match!.groups ?? {});
-  return hit.entry.route(deps, { event, params, context });
+  return hit.entry.route(deps, { event, params, context, caller });
 }
 
 /** `event.path` has no stage prefix behind a custom domain but may on the default endpoint. */

@@ -1,18 +1,17 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from "aws-lambda";
 import { z } from "zod";
 import { lastEventSeq, readEvents } from "../../shared/aws/event-log";
-import { getRun } from "../../shared/aws/runs";
-import { getSession } from "../../shared/aws/sessions";
 import { readTranscript } from "../../shared/aws/transcript";
 import { json, parseJsonBody, validate } from "../../shared/http/rest";
 import { acceptRun } from "../../shared/intake/intake";
 import { queuePlacement, sessionBusy } from "../../shared/intake/answer";
 import { toWaitResult, waitForRun } from "../../shared/intake/wait";
 import { AgentRequestSchema, SessionKeySchema, WaitRequestSchema } from "../../shared/protocol/agent-request";
-import { ApiError } from "../../shared/protocol/errors";
 import { DEFAULT_AGENT_ID } from "../../shared/protocol/limits";
 import { abortRun } from "../../shared/run/abort";
 import type { AppDeps } from "../../shared/runtime/app-deps";
+import type { Caller } from "../../shared/core/access";
+import { requireOwnedRun, requireOwnedSession } from "../../shared/tenancy/guard";
 
 /** API Gateway's REST integration timeout is 29 s; a wait answers well before it. */
 export const REST_MAX_WAIT_MS = 25_000;
@@ -21,14 +20,16 @@ export interface RouteInput {
   event: APIGatewayProxyEvent;
   params: Record<string, string>;
   context: Context;
+  /** Who calls (authenticated, scope checked): every read and write is confined to its tenant. */
+  caller: Caller;
 }
 
 export type Route = (deps: AppDeps, input: RouteInput) => Promise<APIGatewayProxyResult>;
 
 /** 202 accepted|queued|steered|collected (200 for a repeat), 429 SESSION_BUSY when the lane refused it. */
-export const postAgent: Route = async (deps, { event }) => {
+export const postAgent: Route = async (deps, { event, caller }) => {
   const request = validate(AgentRequestSchema, parseJsonBody(event));
-  const accepted = await acceptRun(deps, request, "rest");
+  const accepted = await acceptRun(deps, request, "rest", { caller });
   if (accepted.status === "rejected") throw sessionBusy(accepted);
   return json(accepted.duplicate ? 200 : 202, {
     runId: accepted.runId,
@@ -40,15 +41,15 @@ export const postAgent: Route = async (deps, { event }) => {
   });
 };
 
-export const postWait: Route = async (deps, { event, params, context }) => {
+export const postWait: Route = async (deps, { event, params, context, caller }) => {
   const { timeoutMs } = validate(WaitRequestSchema, parseJsonBody(event));
+  await requireOwnedRun(deps.db, caller, params.runId);
   const budget = Math.min(timeoutMs ?? REST_MAX_WAIT_MS, REST_MAX_WAIT_MS, Math.max(0, context.getRemainingTimeInMillis() - 2000));
   return json(200, await waitForRun(deps.db, params.runId, budget));
 };
 
-export const getRunRoute: Route = async (deps, { params }) => {
-  const run = await getRun(deps.db, params.runId);
-  if (!run) throw new ApiError("NOT_FOUND", `run ${params.runId} not found`);
+export const getRunRoute: Route = async (deps, { params, caller }) => {
+  const run = await requireOwnedRun(deps.db, caller, params.runId);
   return json(200, {
     ...toWaitResult(run),
     runStatus: run.status,
@@ -67,10 +68,9 @@ export const EventsQuerySchema = z.object({
 });
 
 /** The run's event log after `after` (its `seq`), a page of at most `limit`; `nextAfter` continues. */
-export const getRunEvents: Route = async (deps, { event, params }) => {
+export const getRunEvents: Route = async (deps, { event, params, caller }) => {
   const { after, limit } = validate(EventsQuerySchema, event.queryStringParameters ?? {});
-  const run = await getRun(deps.db, params.runId);
-  if (!run) throw new ApiError("NOT_FOUND", `run ${params.runId} not found`);
+  const run = await requireOwnedRun(deps.db, caller, params.runId);
   const events = await readEvents(deps.db, params.runId, after, limit + 1);
   const page = events.slice(0, limit);
   return json(200, {
@@ -85,16 +85,16 @@ export const getRunEvents: Route = async (deps, { event, params }) => {
 export const AbortBodySchema = z.object({ reason: z.string().max(500).optional() }).strict();
 
 /** 202 while a running run stops (`aborting`), 200 when it ended here or had already ended. */
-export const postAbort: Route = async (deps, { event, params }) => {
+export const postAbort: Route = async (deps, { event, params, caller }) => {
   const { reason } = validate(AbortBodySchema, parseJsonBody(event));
+  await requireOwnedRun(deps.db, caller, params.runId);
   const outcome = await abortRun(deps, params.runId, reason ?? "POST /v1/runs/{runId}/abort");
   return json(outcome.status === "aborting" ? 202 : 200, outcome);
 };
 
-export const getHistory: Route = async (deps, { params }) => {
+export const getHistory: Route = async (deps, { params, caller }) => {
   const sessionKey = validate(SessionKeySchema, params.sessionKey);
-  const session = await getSession(deps.db, sessionKey);
-  if (!session) throw new ApiError("NOT_FOUND", `session ${sessionKey} not found`);
+  const session = await requireOwnedSession(deps.db, caller, sessionKey);
   const entries = await readTranscript(deps.db, session.sessionId);
   return json(200, {
     sessionKey,

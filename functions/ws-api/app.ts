@@ -1,6 +1,11 @@
 import type { Context } from "aws-lambda";
 import middy from "@middy/core";
-import { getConnection, putConnection, removeConnection } from "../../shared/aws/connections";
+import { getConnection, putConnection, removeConnection, type ConnectionRecord } from "../../shared/aws/connections";
+import { callerFromContext, chosenProtocol, DEFAULT_RATE_LIMIT_PER_MINUTE, isScope, type Caller } from "../../shared/core/access";
+import { DEPLOYMENT_TOKEN_CALLER } from "../../shared/runtime/auth";
+import { requireScope } from "../../shared/tenancy/guard";
+import { enforceRateLimit } from "../../shared/tenancy/rate-limit";
+import { closeIfStillAnonymous, scopeOfMethod } from "./auth-deadline";
 import { isPostConnectEvent, newPostConnectEvent, postChallenge, unrefSleep, type PostConnectEvent } from "../../shared/events/challenge";
 import { deliverFrame } from "../../shared/events/delivery";
 import { ApiError } from "../../shared/protocol/errors";
@@ -11,12 +16,14 @@ import { AUTHENTICATED_METHODS, CONNECT_METHOD, FrameReply } from "./methods";
 
 /** The subset of API Gateway's WebSocket route event this handler reads. */
 export interface WebSocketRouteEvent {
-  requestContext: { routeKey: string; connectionId: string; eventType?: string; requestTimeEpoch?: number };
+  requestContext: { routeKey: string; connectionId: string; eventType?: string; requestTimeEpoch?: number; authorizer?: Record<string, unknown> | null };
+  headers?: Record<string, string | undefined> | null;
   body?: string | null;
 }
 
 export interface WebSocketRouteResult {
   statusCode: number;
+  headers?: Record<string, string>;
 }
 
 /**
@@ -32,12 +39,13 @@ export function createWebSocketHandler(deps: AppDeps) {
   return middy<WebSocketRouteEvent | PostConnectEvent, WebSocketRouteResult, Error, Context>().handler(async (event, context) => {
     if (isPostConnectEvent(event)) {
       await postChallenge(deps, event);
+      await closeIfStillAnonymous(deps, event.connectionId, event.ts);
       return { statusCode: 200 };
     }
     const { routeKey, connectionId } = event.requestContext;
     if (routeKey === "$connect") {
-      await onConnect(deps, connectionId);
-      return { statusCode: 200 };
+      await onConnect(deps, connectionId, callerFromContext(event.requestContext.authorizer));
+      return connectAnswer(event);
     }
     if (routeKey === "$disconnect") {
       await removeConnection(deps.db, connectionId);
@@ -48,16 +56,21 @@ export function createWebSocketHandler(deps: AppDeps) {
       // Not rethrown: method routes are invoked asynchronously, and Lambda would retry the whole method (a second run).
       deps.log.warn("response delivery failed", { connectionId, error: String(error) });
     });
+    // The last refused `connect` closes the socket, once its answer is out.
+    if (isClosingRefusal(response)) await deps.pusher.disconnect(connectionId).catch(() => undefined);
     return { statusCode: 200 };
   });
 }
 
-async function onConnect(deps: AppDeps, connectionId: string): Promise<void> {
+async function onConnect(deps: AppDeps, connectionId: string, caller: Caller | undefined): Promise<void> {
   const step = newPostConnectEvent(connectionId, deps.db.now());
-  await putConnection(deps.db, connectionId, step.nonce);
+  await putConnection(deps.db, connectionId, step.nonce, caller);
   if (!deps.invokeSelfAsync) {
     // Local stack: the process keeps running after we return, so the step runs here, detached.
-    void postChallenge({ ...deps, sleep: unrefSleep }, step).catch((error: unknown) => deps.log.warn("connect.challenge failed", { connectionId, error: String(error) }));
+    const detached = { ...deps, sleep: unrefSleep };
+    void postChallenge(detached, step)
+      .then(() => closeIfStillAnonymous(detached, connectionId, step.ts))
+      .catch((error: unknown) => deps.log.warn("connect.challenge failed", { connectionId, error: String(error) }));
     return;
   }
   // The connection must not fail because the challenge could not be scheduled: the client then times out itself.
@@ -86,7 +99,27 @@ async function invoke(deps: AppDeps, connectionId: string, request: RequestFrame
   if (!method) throw new ApiError("UNKNOWN_METHOD", `unknown method "${request.method}"`);
   const connection = await getConnection(deps.db, connectionId);
   if (!connection?.authenticated) throw new ApiError("UNAUTHORIZED", "send `connect` with a valid token first");
-  return method(deps, { ...input, connection });
+  const caller = connectionCaller(connection);
+  requireScope(caller, scopeOfMethod(request.method));
+  await enforceRateLimit(deps.db, caller, DEFAULT_RATE_LIMIT_PER_MINUTE);
+  return method(deps, { ...input, connection, caller });
+}
+
+/** Connections authenticated before keys carried tenants act as the deployment token did. */
+function connectionCaller(connection: ConnectionRecord): Caller {
+  return connection.caller ?? { ...DEPLOYMENT_TOKEN_CALLER, scopes: (connection.scopes ?? []).filter(isScope) };
+}
+
+/** $connect accepts; a browser that offered subprotocols gets one back (it fails the handshake otherwise). */
+function connectAnswer(event: WebSocketRouteEvent): WebSocketRouteResult {
+  const offered = Object.entries(event.headers ?? {}).find(([name]) => name.toLowerCase() === "sec-websocket-protocol")?.[1];
+  const protocol = chosenProtocol(offered);
+  return protocol ? { statusCode: 200, headers: { "Sec-WebSocket-Protocol": protocol } } : { statusCode: 200 };
+}
+
+function isClosingRefusal(frame: unknown): boolean {
+  const error = (frame as { ok?: boolean; error?: { details?: { closing?: unknown } } }).error;
+  return (frame as { ok?: boolean }).ok === false && error?.details?.closing === true;
 }
 
 type ParsedFrame = { ok: true; request: RequestFrame } | { ok: false; id: string | null; error: ApiError };

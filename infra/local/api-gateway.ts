@@ -31,10 +31,13 @@ import {
   type LocalApiGateway,
   type LocalApiGatewayLimits,
   type LocalApiGatewayOptions,
+  type LocalRestRoute,
 } from "./api-gateway/types";
 import { WebSocketGateway } from "./api-gateway/websocket";
 
+export { LocalAuthorizer, type AuthorizerSpec } from "./api-gateway/authorizer";
 export type {
+  LocalRestRoute,
   LocalApiGateway,
   LocalApiGatewayLimits,
   LocalApiGatewayOptions,
@@ -47,6 +50,12 @@ export type {
 
 const WEBSOCKET_PATH = "/ws";
 
+/** What CDK's `LambdaRestApi` (proxy: true) builds. */
+const DEFAULT_REST_ROUTES: LocalRestRoute[] = [
+  { resourcePath: "/", httpMethod: "ANY" },
+  { resourcePath: "/{proxy+}", httpMethod: "ANY" },
+];
+
 export async function startLocalApiGateway(options: LocalApiGatewayOptions): Promise<LocalApiGateway> {
   const host = options.host ?? "127.0.0.1";
   const settings: GatewaySettings = {
@@ -56,7 +65,11 @@ export async function startLocalApiGateway(options: LocalApiGatewayOptions): Pro
     limits: resolveLimits(options.limits),
     createContext: options.createContext ?? defaultLambdaContext,
     webSocketAsyncInvocation: options.webSocketAsyncInvocation,
-    restRoutes: options.restRoutes,
+    restRoutes: options.restRoutes ?? DEFAULT_REST_ROUTES,
+    gatewayResponses: options.gatewayResponses ?? {},
+    connectAuthorizer: options.connectAuthorizer,
+    region: process.env.AWS_REGION ?? "us-east-1",
+    accountId: "000000000000",
   };
   const webSocket = new WebSocketGateway(settings, options.webSocketHandler, options.webSocketRoutes);
   const server = createServer((req, res) => {

@@ -17,7 +17,7 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { isOfflineModel } from "../../shared/providers/registry";
 import { consoleLog } from "./console-log";
-import { startLocalStack, type LocalStack } from "./stack";
+import { LOCAL_REGION, startLocalStack, type LocalStack } from "./stack";
 
 async function main(): Promise<void> {
   const startedAt = Date.now();
@@ -38,6 +38,8 @@ async function main(): Promise<void> {
     log,
     functionLogs: functionLogPrinter(env.LOG_LEVEL ?? "info"),
   });
+  // `npm run keys` finds the running stack's table and edge here.
+  writeFileSync(join(dataDir, "stack-outputs.json"), `${JSON.stringify({ ...stack.outputs, AwsEndpoint: stack.endpoints.edge, Region: LOCAL_REGION }, null, 2)}\n`);
   printBanner(stack, Date.now() - startedAt, dataDir, values.assembly);
   const stop = async () => {
     log.info("shutting down");

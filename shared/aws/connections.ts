@@ -3,6 +3,17 @@ import { z } from "zod";
 import { epochSeconds, keys, prefixes } from "./keys";
 import { isExpired, type Db } from "./dynamo";
 import { queryItems } from "./query-pages";
+import { SCOPES, type Caller } from "../core/access";
+
+/** Who the connection acts as: from the $connect authorizer, or from the key of an in-band `connect`. */
+export const CallerSchema = z.object({
+  tenantId: z.string(),
+  keyId: z.string(),
+  keyName: z.string(),
+  scopes: z.array(z.enum(SCOPES)),
+  models: z.array(z.string()).optional(),
+  rateLimitPerMinute: z.number().optional(),
+});
 
 /** API Gateway closes WebSockets after 2 hours; records outlive that a little. */
 const CONNECTION_TTL_SECONDS = 3 * 3600;
@@ -19,17 +30,22 @@ export const ConnectionRecordSchema = z.object({
   caps: z.array(z.string()).optional(),
   scopes: z.array(z.string()).optional(),
   clientId: z.string().optional(),
+  caller: CallerSchema.optional(),
+  /** In-band `connect` attempts refused so far (the 5th closes the socket). */
+  failedConnects: z.number().optional(),
   expiresAt: z.number(),
 });
 export type ConnectionRecord = z.infer<typeof ConnectionRecordSchema>;
 
-export async function putConnection(db: Db, connectionId: string, nonce?: string): Promise<void> {
+/** A connection whose $connect carried a valid key is authenticated from the start (`caller`). */
+export async function putConnection(db: Db, connectionId: string, nonce?: string, caller?: Caller): Promise<void> {
   const now = db.now();
   const record: ConnectionRecord = {
     v: 1,
     connectionId,
     connectedAt: now,
-    authenticated: false,
+    authenticated: caller !== undefined,
+    ...(caller ? { caller, scopes: caller.scopes } : {}),
     sessionKeys: [],
     ...(nonce ? { nonce } : {}),
     expiresAt: epochSeconds(now) + CONNECTION_TTL_SECONDS,
@@ -50,6 +66,7 @@ export interface ConnectGrant {
   caps: string[];
   scopes: string[];
   clientId?: string;
+  caller?: Caller;
 }
 
 export async function markAuthenticated(db: Db, connectionId: string, grant: ConnectGrant = { caps: [], scopes: [] }): Promise<void> {
@@ -57,11 +74,30 @@ export async function markAuthenticated(db: Db, connectionId: string, grant: Con
     new UpdateCommand({
       TableName: db.table,
       Key: keys.connection(connectionId),
-      UpdateExpression: `SET authenticated = :yes, caps = :caps, scopes = :scopes${grant.clientId ? ", clientId = :client" : ""}`,
+      UpdateExpression: `SET authenticated = :yes, caps = :caps, scopes = :scopes${grant.clientId ? ", clientId = :client" : ""}${grant.caller ? ", #caller = :caller" : ""}`,
       ConditionExpression: "attribute_exists(pk)",
-      ExpressionAttributeValues: { ":yes": true, ":caps": grant.caps, ":scopes": grant.scopes, ...(grant.clientId ? { ":client": grant.clientId } : {}) },
+      ...(grant.caller ? { ExpressionAttributeNames: { "#caller": "caller" } } : {}),
+      ExpressionAttributeValues: { ":yes": true, ":caps": grant.caps, ":scopes": grant.scopes, ...(grant.clientId ? { ":client": grant.clientId } : {}), ...(grant.caller ? { ":caller": grant.caller } : {}) },
     }),
   );
+}
+
+/** Counts a refused in-band `connect`; answers the count so far. */
+export async function countFailedConnect(db: Db, connectionId: string): Promise<number> {
+  const out = await db.doc.send(
+    new UpdateCommand({
+      TableName: db.table,
+      Key: keys.connection(connectionId),
+      UpdateExpression: "ADD failedConnects :one",
+      ConditionExpression: "attribute_exists(pk)",
+      ExpressionAttributeValues: { ":one": 1 },
+      ReturnValues: "UPDATED_NEW",
+    }),
+  ).catch((error: unknown) => {
+    if ((error as { name?: string }).name === "ConditionalCheckFailedException") return { Attributes: { failedConnects: 0 } };
+    throw error;
+  });
+  return Number(out.Attributes?.failedConnects ?? 0);
 }
 
 /**

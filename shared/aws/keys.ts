@@ -22,6 +22,9 @@
  *   GLANE#<name>           W#<rank>#<at>#<id>   runs waiting for a global slot, priority then acceptance
  *   DISPATCH#<messageId>   FAILURE              why a queue message failed (it reaches the DLQ)
  *   AUTH#<provider>        PROFILE#<profileId>  auth-profile health: cooldowns shared by every run
+ *   APIKEY#<sha256>        APIKEY               API key (tenant, name, scopes), by the digest of the key
+ *   APIKEY#INDEX           K#<keyId>            API key listing
+ *   RATE#<keyId>           M#<minute>           requests of a key in a minute (per-key rate limit)
  *   CONN#<connectionId>    CONN                 WebSocket connection (auth state)
  *   SUBS#<sessionKey>      CONN#<connectionId>  session subscription of a connection
  */
@@ -46,6 +49,10 @@ export const keys = {
   workspace: (name: string) => ({ pk: `WORKSPACE#${name}`, sk: "WORKSPACE" }),
   /** An API key, by the SHA-256 of its secret (the key itself is never stored). */
   apiKey: (sha256: string) => ({ pk: `APIKEY#${sha256}`, sk: "APIKEY" }),
+  /** The listing of every API key (by key id; no Scan). */
+  apiKeyIndex: (keyId: string) => ({ pk: "APIKEY#INDEX", sk: `K#${keyId}` }),
+  /** Requests of one API key in one minute (the per-key rate limit), expires with the window. */
+  rateWindow: (keyId: string, minute: number) => ({ pk: `RATE#${keyId}`, sk: `M#${minute}` }),
   /** A deployed configuration, by its version (content hash); immutable. */
   configSnapshot: (version: string) => ({ pk: `CONFIG#${version}`, sk: "CONFIG" }),
   lane: (sessionKey: string) => ({ pk: `LANE#${sessionKey}`, sk: "LANE" }),

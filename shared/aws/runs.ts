@@ -24,6 +24,8 @@ export type RunResult = z.infer<typeof RunResultSchema>;
 export const RunRecordSchema = z.object({
   v: z.literal(1),
   runId: z.string(),
+  /** The tenant of the key that created the run (absent on older runs: the default tenant). */
+  tenantId: z.string().optional(),
   sessionKey: z.string(),
   sessionId: z.string(),
   message: z.string(),

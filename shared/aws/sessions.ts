@@ -11,6 +11,8 @@ export const SessionRecordSchema = z.object({
   v: z.literal(1),
   sessionKey: z.string(),
   sessionId: z.string(),
+  /** The tenant whose key created the session (absent on older sessions: the default tenant). */
+  tenantId: z.string().optional(),
   createdAt: z.number(),
   updatedAt: z.number(),
   lastRunId: z.string().optional(),
@@ -39,11 +41,11 @@ export async function getSession(db: Db, sessionKey: string): Promise<SessionRec
  * sessionKey -> sessionId, race-free: the first writer's conditional put wins and
  * every concurrent first message reads the winner's id back.
  */
-export async function resolveSession(db: Db, sessionKey: string): Promise<SessionRecord> {
+export async function resolveSession(db: Db, sessionKey: string, tenantId?: string): Promise<SessionRecord> {
   const existing = await getSession(db, sessionKey);
   if (existing) return existing;
   const now = db.now();
-  const fresh: SessionRecord = { v: 1, sessionKey, sessionId: newSessionId(), createdAt: now, updatedAt: now };
+  const fresh: SessionRecord = { v: 1, sessionKey, sessionId: newSessionId(), ...(tenantId ? { tenantId } : {}), createdAt: now, updatedAt: now };
   const created = await conditionally(() =>
     db.doc.send(
       new PutCommand({

@@ -14,6 +14,8 @@ export const LanesConfigSchema = z
     debounceMs: z.number().int().min(0).max(MAX_DEBOUNCE_MS).default(500),
     /** Messages that may wait per session. */
     cap: z.number().int().min(1).max(1000).default(20),
+    /** The highest cap a request (or a session's stored override) may set: callers cannot raise it past this. */
+    maxCap: z.number().int().min(1).max(1000).default(100),
     /** When the cap is reached: drop the oldest with a summary line, drop it silently, or refuse the newest. */
     drop: z.enum(DROP_POLICIES).default("summarize"),
     /** Per channel (the request's `channel`): any of the four settings above. */

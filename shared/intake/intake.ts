@@ -16,6 +16,8 @@ import type { Log } from "../ports/run-deps";
 import { replyToRequester } from "../events/final-response";
 import { joinLane, QUEUE_FULL_ERROR } from "./admission";
 import { saveSessionQueue } from "./session-queue";
+import type { Caller } from "../core/access";
+import { ownedSessionOrNone, owns, requireModelAllowed, tenantIdempotencyKey } from "../tenancy/guard";
 
 export interface IntakeDeps {
   db: Db;
@@ -58,6 +60,8 @@ export interface AcceptedRun {
 export interface AcceptOptions {
   /** The WebSocket request to answer with the final `res` when the run ends. */
   requester?: RunRecord["requester"];
+  /** Who sends it: the run and a new session belong to its tenant; its model allow-list applies. */
+  caller?: Caller;
 }
 
 /**
@@ -72,20 +76,24 @@ export interface AcceptOptions {
  * send harmless, and the lane never holds a message twice.
  */
 export async function acceptRun(deps: IntakeDeps, request: AgentRequest, source: RunRecord["source"], options: AcceptOptions = {}): Promise<AcceptedRun> {
+  const { caller } = options;
+  requireModelAllowed(caller, request.model ?? deps.config.model);
   const dedupeKey = dedupeKeyOf(request);
-  const runId = dedupeKey ? runIdForIdempotencyKey(dedupeKey) : newRunId();
+  const runId = dedupeKey ? runIdForIdempotencyKey(tenantIdempotencyKey(caller, dedupeKey)) : newRunId();
   const requestHash = hashRequest(request);
   const existing = await getRun(deps.db, runId);
+  if (existing && caller && !owns(caller, existing)) throw new ApiError("IDEMPOTENCY_CONFLICT", "idempotencyKey was already used for a different request");
   if (existing) return resumeExisting(deps, existing, requestHash);
 
-  const session = await resolveSession(deps.db, request.sessionKey);
+  if (caller) await ownedSessionOrNone(deps.db, caller, request.sessionKey);
+  const session = await resolveSession(deps.db, request.sessionKey, caller?.tenantId);
   const { scope, ...requested } = request.queue ?? {};
   if (scope === "session") await saveSessionQueue(deps.db, request.sessionKey, requested);
-  const settings = resolveQueueSettings(deps.config.lanes, {
+  const settings = boundedCap(deps.config.lanes, resolveQueueSettings(deps.config.lanes, {
     request: requested,
     session: scope === "session" ? requested : session.queue,
     channel: request.channel ? deps.config.lanes.byChannel[request.channel] : undefined,
-  });
+  }));
   const trigger: Trigger = request.trigger ?? (source === "webhook" ? "webhook" : "user");
   const lane = await getLane(deps.db, request.sessionKey);
   const admission = planAdmission(lane, settings, trigger, priorityOf(trigger));
@@ -94,7 +102,7 @@ export async function acceptRun(deps: IntakeDeps, request: AgentRequest, source:
     return { ...base, status: "rejected", reason: admission.reason, ...(lane.activeRunId ? { activeRunId: lane.activeRunId } : {}) };
   }
 
-  const run = newRunRecord(deps, request, { ...base, source, requestHash, admission, settings, requester: options.requester });
+  const run = newRunRecord(deps, request, { ...base, source, requestHash, admission, settings, requester: options.requester, tenantId: caller?.tenantId });
   if (!(await createRun(deps.db, run))) {
     // A concurrent duplicate won the conditional put: answer with its record.
     const winner = await getRun(deps.db, runId);
@@ -119,6 +127,7 @@ interface NewRun {
   admission: Extract<Admission, { action: "join" }>;
   settings: QueueSettings;
   requester: RunRecord["requester"] | undefined;
+  tenantId: string | undefined;
 }
 
 function newRunRecord(deps: IntakeDeps, request: AgentRequest, fields: NewRun): RunRecord {
@@ -126,6 +135,7 @@ function newRunRecord(deps: IntakeDeps, request: AgentRequest, fields: NewRun): 
   return {
     v: 1,
     runId: fields.runId,
+    ...(fields.tenantId ? { tenantId: fields.tenantId } : {}),
     sessionKey: request.sessionKey,
     sessionId: fields.sessionId,
     message: request.message,
@@ -204,6 +214,11 @@ async function answerDropped(deps: IntakeDeps, runId: string): Promise<void> {
   // Without an endpoint a push reports every connection gone; never let that remove a live one.
   if (!deps.runtime?.webSocketManagementEndpoint || !deps.pusher || !deps.log) return;
   await replyToRequester({ db: deps.db, pusher: deps.pusher, log: deps.log }, runId);
+}
+
+/** The configured `lanes.maxCap` bounds whatever cap a request or a session override asked for. */
+function boundedCap(lanes: AgentConfig["lanes"], settings: QueueSettings): QueueSettings {
+  return { ...settings, cap: Math.min(settings.cap, lanes.maxCap ?? settings.cap) };
 }
 
 function hashRequest(request: AgentRequest): string {

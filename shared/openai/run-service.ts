@@ -1,3 +1,4 @@
+import type { Caller } from "../core/access";
 /**
  * An OpenAI request as a normal durable run: the same intake as
  * `POST /v1/agent` (session lane, SQS FIFO, outer loop, transcript), then
@@ -19,6 +20,8 @@ export interface OpenAIRunInput {
   extraSystemPrompt?: string;
   model?: string;
   idempotencyKey?: string;
+  /** The key that asked: the run belongs to its tenant. */
+  caller?: Caller;
 }
 
 /**
@@ -34,7 +37,7 @@ export async function startOpenAIRun(deps: IntakeDeps, input: OpenAIRunInput): P
     ...(input.model ? { model: input.model } : {}),
     ...(input.idempotencyKey ? { idempotencyKey: input.idempotencyKey } : {}),
   });
-  const accepted = await acceptRun(deps, request, "rest");
+  const accepted = await acceptRun(deps, request, "rest", input.caller ? { caller: input.caller } : {});
   if (accepted.status === "rejected") throw sessionBusy(accepted);
   return accepted;
 }

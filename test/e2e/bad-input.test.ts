@@ -14,7 +14,7 @@ beforeAll(async () => {
 afterAll(async () => stack?.close());
 
 /** What requests wrote: the deployment's own items (API keys, config snapshots) are not theirs. */
-const DEPLOYMENT_ITEMS = /^(APIKEY|CONFIG)#/;
+const DEPLOYMENT_ITEMS = /^(APIKEY|CONFIG|RATE)#/;
 
 async function allItems(): Promise<Record<string, unknown>[]> {
   const out = await stack.deps.db.doc.send(new ScanCommand({ TableName: stack.deps.db.table }));

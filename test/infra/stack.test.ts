@@ -3,7 +3,7 @@ import { Match, Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
 import { readConfig } from "../../infra/config";
 import { FUNCTION_KEYS, FUNCTION_KEY_TAG, FUNCTION_SPECS } from "../../infra/functions";
-import { WS_METHOD_ROUTES, WS_ROUTE_KEYS } from "../../infra/routes";
+import { PUBLIC_REST_RESOURCES, WS_METHOD_ROUTES, WS_ROUTE_KEYS } from "../../infra/routes";
 import { OPENAI_ROUTES } from "../../infra/routes-openai";
 import { DLQ_MAX_RECEIVE_COUNT } from "../../infra/stack";
 import { synthesizeTemplate, type CfnTemplate } from "../../infra/synth";
@@ -146,7 +146,7 @@ describe("functions", () => {
     const timeouts = Object.fromEntries(FUNCTION_KEYS.map((k) => [k, FUNCTION_SPECS[k].timeoutSeconds]));
     expect(timeouts).toEqual({
       "rest-api": 29, "ws-api": 60, dispatcher: 30, "run-start": 60,
-      attempt: 900, decide: 30, "run-finalize": 60, sweeper: 120, "openai-api": 900,
+      attempt: 900, decide: 30, "run-finalize": 60, sweeper: 120, "openai-api": 900, authorizer: 10,
     });
     expect(FUNCTION_SPECS.attempt.memoryMb).toBe(1024);
   });
@@ -233,14 +233,24 @@ describe("APIs", () => {
     template.hasResourceProperties("AWS::ApiGatewayV2::Stage", { StageName: "prod", AutoDeploy: true });
   });
 
-  it("proxies ANY / and ANY /{proxy+} of the REST API's prod stage to rest-api, with access logs", () => {
-    // 3 buffered proxies to rest-api (/, /{proxy+}, /v1/{proxy+}) + the 6 streamed OpenAI routes (next test).
-    template.resourceCountIs("AWS::ApiGateway::Method", 3 + OPENAI_ROUTES.length);
+  it("proxies ANY / and ANY /{proxy+} of the REST API's prod stage to rest-api behind the authorizer; health and webhooks are public; the OpenAI routes stream", () => {
+    // ANY / and /{proxy+}, the public resources, /v1/{proxy+} (rest-api) and the streamed OpenAI routes.
+    template.resourceCountIs("AWS::ApiGateway::Method", 2 + PUBLIC_REST_RESOURCES.length + 1 + OPENAI_ROUTES.length);
     template.hasResourceProperties("AWS::ApiGateway::Resource", { PathPart: "{proxy+}" });
-    for (const [, method] of resourcesOfType(json, "AWS::ApiGateway::Method").filter(([, m]) => m.Properties?.HttpMethod === "ANY")) {
-      expect(method.Properties).toMatchObject({ HttpMethod: "ANY", Integration: { Type: "AWS_PROXY" } });
+    const authorizerId = resourcesOfType(json, "AWS::ApiGateway::Authorizer")[0]![0];
+    const openaiFn = logicalIdOfFunction(json, "openai-api");
+    const methods = resourcesOfType(json, "AWS::ApiGateway::Method");
+    const [openai, rest] = [methods.filter(([, m]) => JSON.stringify(m.Properties?.Integration).includes(openaiFn)), methods.filter(([, m]) => !JSON.stringify(m.Properties?.Integration).includes(openaiFn))];
+    expect(openai).toHaveLength(OPENAI_ROUTES.length);
+    // The OpenAI routes are behind the same authorizer.
+    for (const [, method] of openai) expect(method.Properties).toMatchObject({ AuthorizationType: "CUSTOM", AuthorizerId: { Ref: authorizerId } });
+    for (const [, method] of rest) {
+      expect(method.Properties).toMatchObject({ Integration: { Type: "AWS_PROXY" } });
       expect(JSON.stringify(method.Properties?.Integration)).toContain(logicalIdOfFunction(json, "rest-api"));
+      const isPublic = method.Properties?.AuthorizationType === "NONE";
+      expect(isPublic ? method.Properties?.AuthorizerId : method.Properties).toEqual(isPublic ? undefined : expect.objectContaining({ HttpMethod: "ANY", AuthorizationType: "CUSTOM", AuthorizerId: { Ref: authorizerId } }));
     }
+    expect(resourcesOfType(json, "AWS::ApiGateway::Method").filter(([, m]) => m.Properties?.AuthorizationType === "NONE")).toHaveLength(PUBLIC_REST_RESOURCES.length);
     template.hasResourceProperties("AWS::ApiGateway::Stage", {
       StageName: "prod",
       AccessLogSetting: Match.objectLike({ DestinationArn: Match.anyValue() }),
@@ -249,7 +259,7 @@ describe("APIs", () => {
   });
 
   it("serves the OpenAI routes from openai-api over a 15-minute response-streaming integration", () => {
-    const streamed = resourcesOfType(json, "AWS::ApiGateway::Method").filter(([, m]) => m.Properties?.HttpMethod !== "ANY");
+    const streamed = resourcesOfType(json, "AWS::ApiGateway::Method").filter(([, m]) => JSON.stringify(m.Properties?.Integration).includes(logicalIdOfFunction(json, "openai-api")));
     expect(streamed.map(([, m]) => m.Properties?.HttpMethod).sort()).toEqual(OPENAI_ROUTES.map((r) => r.method).sort());
     for (const [, method] of streamed) {
       expect(method.Properties).toMatchObject({ Integration: { Type: "AWS_PROXY", ResponseTransferMode: "STREAM", TimeoutInMillis: 900_000 } });

@@ -30,8 +30,8 @@ export class TestWsClient {
     });
   }
 
-  static async open(url: string): Promise<TestWsClient> {
-    const socket = new WebSocket(url);
+  static async open(url: string, options: { protocols?: string[]; headers?: Record<string, string> } = {}): Promise<TestWsClient> {
+    const socket = new WebSocket(url, options.protocols ?? [], options.headers ? { headers: options.headers } : {});
     // Listen before the handshake completes: the server's first frame can arrive in the same
     // TCP chunk as the 101 response, and ws emits it right after `open`.
     const client = new TestWsClient(socket);

@@ -1,5 +1,7 @@
 import { z } from "zod";
-import { subscribe } from "../../../shared/aws/connections";
+import { subscribe, unsubscribe } from "../../../shared/aws/connections";
+import { ApiError } from "../../../shared/protocol/errors";
+import { ownedSessionOrNone, requireOwnedRun } from "../../../shared/tenancy/guard";
 import { getRun, TERMINAL_STATUSES } from "../../../shared/aws/runs";
 import { validate } from "../../../shared/http/rest";
 import { RunIdSchema } from "../../../shared/protocol/ids";
@@ -20,12 +22,18 @@ export const DEFAULT_WAIT_MS = 30_000;
  * after it). Later: the final answer, posted by whatever ends the run to this
  * connection only (shared/run/final-response.ts).
  */
-export const agentMethod: Method = async (deps, { connectionId, requestId, connection, params }) => {
+export const agentMethod: Method = async (deps, { connectionId, requestId, connection, params, caller }) => {
   const request = toAgentRequest(validate(WsAgentParamsSchema, params));
+  // Another tenant's session is refused before this connection subscribes to it.
+  if (caller) await ownedSessionOrNone(deps.db, caller, request.sessionKey);
   // Subscribe first, so not even `lifecycle start` can slip past this client.
   await subscribe(deps.db, connectionId, request.sessionKey);
   const frameChunks = connection?.caps?.includes(CAP_FRAME_CHUNKS) ?? false;
-  const accepted = await acceptRun(deps, request, "ws", { requester: { connectionId, requestId, frameChunks } });
+  const accepted = await acceptRun(deps, request, "ws", { requester: { connectionId, requestId, frameChunks }, caller }).catch(async (error: unknown) => {
+    // Refused (another tenant took the key meanwhile, a model outside the key's list): keep no subscription.
+    if (error instanceof ApiError && (error.code === "NOT_FOUND" || error.code === "FORBIDDEN")) await unsubscribe(deps.db, connectionId, request.sessionKey);
+    throw error;
+  });
   // Refused by the session lane (queue mode reject, cap with drop `new`): nothing will follow this answer.
   if (accepted.status === "rejected") throw sessionBusy(accepted);
   const ack = { runId: accepted.runId, sessionKey: accepted.sessionKey, agentId: DEFAULT_AGENT_ID, acceptedAt: accepted.acceptedAt };
@@ -41,8 +49,9 @@ export const agentMethod: Method = async (deps, { connectionId, requestId, conne
 
 export const WaitParamsSchema = z.object({ runId: RunIdSchema, timeoutMs: z.number().int().min(0).optional() }).strict();
 
-export const agentWaitMethod: Method = async (deps, { params, context }) => {
+export const agentWaitMethod: Method = async (deps, { params, context, caller }) => {
   const { runId, timeoutMs = DEFAULT_WAIT_MS } = validate(WaitParamsSchema, params);
+  if (caller) await requireOwnedRun(deps.db, caller, runId);
   // The Lambda must answer before it is stopped; a longer wait returns `timeout` and can be repeated.
   const budget = Math.min(timeoutMs, Math.max(0, context.getRemainingTimeInMillis() - 2000));
   return waitForRun(deps.db, runId, budget);

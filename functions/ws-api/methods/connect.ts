@@ -1,9 +1,12 @@
 import { z } from "zod";
-import { markAuthenticated } from "../../../shared/aws/connections";
+import { countFailedConnect, getConnection, markAuthenticated } from "../../../shared/aws/connections";
+import { grantScopes, type Caller } from "../../../shared/core/access";
 import { validate } from "../../../shared/http/rest";
 import { ApiError } from "../../../shared/protocol/errors";
-import { grantedScopes, helloPayload } from "../../../shared/protocol/hello";
-import { authenticate } from "../../../shared/runtime/auth";
+import { helloPayload } from "../../../shared/protocol/hello";
+import { authenticateCaller } from "../../../shared/runtime/auth";
+import type { AppDeps } from "../../../shared/runtime/app-deps";
+import { MAX_FAILED_CONNECTS } from "../auth-deadline";
 import type { Method } from "./types";
 
 /**
@@ -21,15 +24,34 @@ export const ConnectParamsSchema = z.looseObject({
   client: z.looseObject({ id: z.string().optional() }).optional(),
 });
 
+/**
+ * The key in the frame wins; without one, a socket the $connect authorizer
+ * let in with a key keeps that key's identity. Granted scopes are the
+ * requested ones the key holds. A refusal counts against the socket: the
+ * MAX_FAILED_CONNECTS-th closes it (details.closing tells the client).
+ */
 export function connectMethod(methodNames: () => readonly string[]): Method {
   return async (deps, { connectionId, params }) => {
     const parsed = validate(ConnectParamsSchema, params ?? {});
     const token = parsed.auth?.token ?? parsed.token;
-    if (!(await authenticate(deps.db, token, deps.runtime.authTokenSha256))) throw unauthorized(token);
-    const scopes = grantedScopes(parsed.scopes);
-    await markAuthenticated(deps.db, connectionId, { caps: parsed.caps ?? [], scopes, ...(parsed.client?.id ? { clientId: parsed.client.id } : {}) });
+    const caller = await callerOfConnect(deps, connectionId, token);
+    if (!caller) throw await refused(deps, connectionId, token);
+    const scopes = grantScopes(caller.scopes, parsed.scopes);
+    const grant = { caps: parsed.caps ?? [], scopes, caller: { ...caller, scopes }, ...(parsed.client?.id ? { clientId: parsed.client.id } : {}) };
+    await markAuthenticated(deps.db, connectionId, grant);
     return helloPayload({ connectionId, methods: methodNames(), role: parsed.role ?? "operator", scopes });
   };
+}
+
+async function callerOfConnect(deps: AppDeps, connectionId: string, token: string | undefined): Promise<Caller | undefined> {
+  if (token) return authenticateCaller(deps.db, token, deps.runtime.authTokenSha256);
+  return (await getConnection(deps.db, connectionId))?.caller;
+}
+
+async function refused(deps: AppDeps, connectionId: string, token: string | undefined): Promise<ApiError> {
+  const failures = await countFailedConnect(deps.db, connectionId);
+  const error = unauthorized(token);
+  return failures >= MAX_FAILED_CONNECTS ? new ApiError(error.code, error.message, { ...error.details, closing: true, failedAttempts: failures }) : error;
 }
 
 /** OpenClaw's client prints `message` and does not retry on these details. */

@@ -11,6 +11,7 @@ import { SessionKeySchema } from "../../../shared/protocol/agent-request";
 import { ApiError } from "../../../shared/protocol/errors";
 import { abortRun, type AbortDeps } from "../../../shared/run/abort";
 import { dedupe } from "../../../shared/core/lanes";
+import { owns, requireOwnedRun, requireOwnedSession } from "../../../shared/tenancy/guard";
 import type { Method } from "./types";
 
 /** Events re-sent per `events.replay` call; `hasMore` asks the client to call again. */
@@ -36,10 +37,10 @@ export const ReplayParamsSchema = z
  * in the replayed page or fanned out live: no gap, and no second replay
  * needed (docs/protocol.md, "Resuming a stream").
  */
-export const eventsReplayMethod: Method = async (deps, { connectionId, params }) => {
+export const eventsReplayMethod: Method = async (deps, { connectionId, params, caller }) => {
   const { runId, afterSeq, limit = REPLAY_PAGE } = validate(ReplayParamsSchema, params);
   const run = await getRun(deps.db, runId);
-  if (!run) throw new ApiError("NOT_FOUND", `run ${runId} not found`);
+  if (!run || (caller && !owns(caller, run))) throw new ApiError("NOT_FOUND", `run ${runId} not found`);
   const live = !TERMINAL_STATUSES.has(run.status);
   if (live) await subscribe(deps.db, connectionId, run.sessionKey, { runId });
   const events = await readEvents(deps.db, runId, afterSeq, limit + 1);
@@ -55,8 +56,9 @@ export const eventsReplayMethod: Method = async (deps, { connectionId, params })
 
 export const AbortParamsSchema = z.object({ runId: RunIdSchema, reason: z.string().max(500).optional() }).strict();
 
-export const runsAbortMethod: Method = async (deps, { params }) => {
+export const runsAbortMethod: Method = async (deps, { params, caller }) => {
   const { runId, reason } = validate(AbortParamsSchema, params);
+  if (caller) await requireOwnedRun(deps.db, caller, runId);
   return abortRun(deps, runId, reason ?? "runs.abort");
 };
 
@@ -67,15 +69,17 @@ export const ChatAbortParamsSchema = z.object({ sessionKey: SessionKeySchema, ru
  * of the session (queued or running); without `runId`, the session's queued
  * turns first (so none starts when the running one stops), then its running run.
  */
-export const chatAbortMethod: Method = async (deps, { params }) => {
+export const chatAbortMethod: Method = async (deps, { params, caller }) => {
   const { sessionKey, runId } = validate(ChatAbortParamsSchema, params);
+  if (caller) await requireOwnedSession(deps.db, caller, sessionKey);
   if (runId) {
     const run = await getRun(deps.db, runId);
-    if (!run || run.sessionKey !== sessionKey) throw new ApiError("NOT_FOUND", `run ${runId} not found in session ${sessionKey}`);
+    if (!run || run.sessionKey !== sessionKey || (caller && !owns(caller, run))) throw new ApiError("NOT_FOUND", `run ${runId} not found in session ${sessionKey}`);
     const outcome = await abortRun(deps, runId, "chat.abort");
     return { aborted: outcome.aborted, runIds: outcome.aborted ? [runId] : [], status: outcome.status };
   }
   const lane = await getLane(deps.db, sessionKey);
+  // The session is the caller's (checked above), so are the runs of its lane.
   const targets = [...dedupe(lane.waiting).map((entry) => entry.runId), ...(lane.activeRunId ? [lane.activeRunId] : [])];
   const aborted: string[] = [];
   for (const target of targets) {

@@ -5,13 +5,16 @@ import { readTranscript } from "../../../shared/aws/transcript";
 import { validate } from "../../../shared/http/rest";
 import { SessionKeySchema } from "../../../shared/protocol/agent-request";
 import { ApiError } from "../../../shared/protocol/errors";
+import { ownedSessionOrNone, owns } from "../../../shared/tenancy/guard";
 import type { Method } from "./types";
 
 export const SessionParamsSchema = z.object({ sessionKey: SessionKeySchema }).strict();
 
 /** Live events of every run of the session, to this connection (until unsubscribe or disconnect). */
-export const sessionsSubscribeMethod: Method = async (deps, { connectionId, params }) => {
+export const sessionsSubscribeMethod: Method = async (deps, { connectionId, params, caller }) => {
   const { sessionKey } = validate(SessionParamsSchema, params);
+  // A session not created yet may be subscribed to (its first run streams here); another tenant's may not.
+  if (caller) await ownedSessionOrNone(deps.db, caller, sessionKey);
   await subscribe(deps.db, connectionId, sessionKey);
   return { sessionKey, subscribed: true };
 };
@@ -25,9 +28,9 @@ export const sessionsUnsubscribeMethod: Method = async (deps, { connectionId, pa
 export const ListParamsSchema = z.object({ limit: z.number().int().min(1).max(500).optional() }).strict();
 
 /** Sessions, most recently active first (from the session index). */
-export const sessionsListMethod: Method = async (deps, { params }) => {
+export const sessionsListMethod: Method = async (deps, { params, caller }) => {
   const { limit = 50 } = validate(ListParamsSchema, params ?? {});
-  const sessions = await listSessions(deps.db, limit);
+  const sessions = (await listSessions(deps.db, 1000)).filter((s) => !caller || owns(caller, s)).slice(0, limit);
   return {
     count: sessions.length,
     sessions: sessions.map((s) => ({
@@ -44,10 +47,10 @@ export const sessionsListMethod: Method = async (deps, { params }) => {
 export const HistoryParamsSchema = z.object({ sessionKey: SessionKeySchema, limit: z.number().int().min(1).max(1000).optional() }).strict();
 
 /** The committed transcript (the last `limit` entries, default 200). Large answers arrive as `chunk` events. */
-export const sessionsHistoryMethod: Method = async (deps, { params }) => {
+export const sessionsHistoryMethod: Method = async (deps, { params, caller }) => {
   const { sessionKey, limit = 200 } = validate(HistoryParamsSchema, params);
   const session = await getSession(deps.db, sessionKey);
-  if (!session) throw new ApiError("NOT_FOUND", `session ${sessionKey} not found`);
+  if (!session || (caller && !owns(caller, session))) throw new ApiError("NOT_FOUND", `session ${sessionKey} not found`);
   const entries = await readTranscript(deps.db, session.sessionId);
   const kept = entries.slice(-limit);
   return {

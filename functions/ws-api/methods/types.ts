@@ -1,6 +1,7 @@
 import type { Context } from "aws-lambda";
 import type { ConnectionRecord } from "../../../shared/aws/connections";
 import type { AppDeps } from "../../../shared/runtime/app-deps";
+import type { Caller } from "../../../shared/core/access";
 
 export interface MethodInput {
   connectionId: string;
@@ -10,6 +11,8 @@ export interface MethodInput {
   connection?: ConnectionRecord;
   params: unknown;
   context: Context;
+  /** Who the connection acts as (absent only for `connect`): reads and writes stay in its tenant. */
+  caller?: Caller;
 }
 
 /** A method returns its `res` payload (sent with ok:true), or a whole frame when it must set `ok` itself. */

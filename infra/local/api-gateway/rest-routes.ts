@@ -4,6 +4,7 @@
  * `{proxy+}`), then the method on it (`ANY` when no exact one). Built from
  * the template's AWS::ApiGateway::Resource / Method items by the deployer.
  */
+import type { LocalAuthorizer } from "./authorizer";
 import type { RestHandler, RestStreamHandler } from "./types";
 
 export interface LocalRestRoute {
@@ -17,6 +18,8 @@ export interface LocalRestRoute {
   handler?: RestHandler;
   /** `responseTransferMode: STREAM`: InvokeWithResponseStream, body piped as written. */
   streamHandler?: RestStreamHandler;
+  /** The method's `CUSTOM` (Lambda REQUEST) authorizer, run before the integration. */
+  authorizer?: LocalAuthorizer;
 }
 
 export interface RouteMatch {

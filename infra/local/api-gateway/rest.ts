@@ -37,15 +37,19 @@ export async function handleRestRequest(
     sendGatewayError(res, 413, "Request Too Long", undefined, ids.requestId);
     return;
   }
-  const match = settings.restRoutes ? selectRoute(settings.restRoutes, req.method ?? "GET", splitTarget(req.url ?? "/").rawPath) : undefined;
-  if (settings.restRoutes && !match) {
+  const match = selectRoute(settings.restRoutes, req.method ?? "GET", splitTarget(req.url ?? "/").rawPath);
+  if (!match) {
     // What API Gateway answers for a path or method the API does not define.
     sendGatewayError(res, 403, "Missing Authentication Token", "MissingAuthenticationTokenException", ids.requestId);
     return;
   }
-  const event = buildRestEvent(req, read.body, settings, ids, match);
-  if (match?.route.streamHandler) return streamRestResponse(res, event, settings, ids, match);
-  const timeoutMs = Math.min(match?.route.timeoutMs ?? settings.limits.integrationTimeoutMs, settings.limits.integrationTimeoutMs);
+  const event = await authorizeRest(buildRestEvent(req, read.body, settings, ids, match), match, settings);
+  if ("statusCode" in event) {
+    sendAuthorizerRefusal(res, event, settings, ids.requestId);
+    return;
+  }
+  if (match.route.streamHandler) return streamRestResponse(res, event, settings, ids, match);
+  const timeoutMs = Math.min(match.route.timeoutMs ?? settings.limits.integrationTimeoutMs, settings.limits.integrationTimeoutMs);
   const context = settings.createContext(REST_FUNCTION_NAME, timeoutMs);
   const routeHandler = match?.route.handler ?? handler;
   const outcome = await invokeWithTimeout(() => routeHandler(event, context), timeoutMs);
@@ -78,6 +82,37 @@ async function streamRestResponse(res: ServerResponse, event: APIGatewayProxyEve
   }
   if (outcome.kind === "timedOut") sendGatewayError(res, 504, "Endpoint request timed out", undefined, ids.requestId);
   else sendGatewayError(res, 502, "Internal server error", "InternalServerErrorException", ids.requestId);
+}
+
+const REFUSAL_TYPES: Record<number, { type: string; errorType?: string }> = {
+  401: { type: "UNAUTHORIZED", errorType: "UnauthorizedException" },
+  403: { type: "ACCESS_DENIED", errorType: "AccessDeniedException" },
+  500: { type: "AUTHORIZER_FAILURE" },
+};
+
+/** API Gateway's answer, or the API's gateway response for that type when the template declares one. */
+function sendAuthorizerRefusal(res: ServerResponse, refusal: { statusCode: number; message: string }, settings: GatewaySettings, requestId: string): void {
+  const kind = REFUSAL_TYPES[refusal.statusCode] ?? { type: "DEFAULT_5XX" };
+  const custom = settings.gatewayResponses[kind.type];
+  if (!custom) return sendGatewayError(res, refusal.statusCode, refusal.message, kind.errorType, requestId);
+  res.writeHead(custom.statusCode, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(custom.body),
+    "x-amzn-RequestId": requestId,
+    ...(kind.errorType ? { "x-amzn-ErrorType": kind.errorType } : {}),
+  });
+  res.end(custom.body);
+}
+
+/** Runs the method's authorizer (if any): the event with `requestContext.authorizer` filled, or the gateway's refusal. */
+async function authorizeRest(event: APIGatewayProxyEvent, matched: RouteMatch, settings: GatewaySettings): Promise<APIGatewayProxyEvent | { statusCode: number; message: string }> {
+  const authorizer = matched.route.authorizer;
+  if (!authorizer) return event;
+  const methodArn = `arn:aws:execute-api:${settings.region}:${settings.accountId}:${settings.apiId}/${settings.stage}/${event.httpMethod}${event.path}`;
+  const { body: _body, isBase64Encoded: _b64, ...rest } = event;
+  const decision = await authorizer.authorize({ headers: event.headers as Record<string, string>, query: event.queryStringParameters as Record<string, string> | null, methodArn, event: { type: "REQUEST", ...rest } });
+  if (decision.kind === "deny") return decision;
+  return { ...event, requestContext: { ...event.requestContext, authorizer: decision.authorizer } };
 }
 
 export function buildRestEvent(req: IncomingMessage, body: Buffer, settings: GatewaySettings, ids: RequestIds, match?: RouteMatch): APIGatewayProxyEvent {

@@ -1,5 +1,6 @@
 import type { StaticSite } from "./static-site";
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from "aws-lambda";
+import type { LocalAuthorizer } from "./authorizer";
 
 export type RestHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
@@ -41,6 +42,8 @@ export interface WebSocketRequestContext {
   requestTimeEpoch: number;
   messageDirection: "IN";
   identity: { sourceIp: string; userAgent?: string };
+  /** The $connect authorizer's context (and principalId), on every event of the connection. */
+  authorizer?: Record<string, unknown>;
   disconnectStatusCode?: number;
   disconnectReason?: string;
 }
@@ -73,6 +76,10 @@ export interface LocalApiGatewayLimits {
   integrationTimeoutMs?: number;
 }
 
+/** One REST method of the template: its resource path (`/`, `/{proxy+}`, `/health`, `/v1/hooks/{proxy+}`) and authorizer. */
+export type { LocalRestRoute } from "./rest-routes";
+import type { LocalRestRoute } from "./rest-routes";
+
 export interface LocalApiGatewayOptions {
   /** Default 127.0.0.1. */
   host?: string;
@@ -81,13 +88,18 @@ export interface LocalApiGatewayOptions {
   stage: string;
   restHandler: RestHandler;
   /**
-   * The REST API's resources and methods from the template. Without them every
-   * path goes to `restHandler` (CDK's `LambdaRestApi` proxy: `/` and `/{proxy+}`).
+   * The REST API's resources and methods from the template, each with its
+   * integration and authorizer. Default: CDK's `LambdaRestApi` proxy (`ANY /`
+   * and `ANY /{proxy+}` to `restHandler`, no authorizer).
    */
-  restRoutes?: import("./rest-routes").LocalRestRoute[];
+  restRoutes?: LocalRestRoute[];
   /** Static folders served beside the APIs (the web console at `/console`). */
   staticSites?: readonly StaticSite[];
   webSocketHandler: WebSocketHandler;
+  /** AWS::ApiGateway::GatewayResponse bodies by ResponseType (UNAUTHORIZED, ACCESS_DENIED, ...); default: API Gateway's `{message}`. */
+  gatewayResponses?: Record<string, { statusCode: number; body: string }>;
+  /** The `$connect` route's authorizer: its context reaches every event of the connection. */
+  connectAuthorizer?: LocalAuthorizer;
   /** Route keys known to the WebSocket API besides $connect/$disconnect/$default; the route selection expression is `$request.body.method`. */
   webSocketRoutes: string[];
   limits?: LocalApiGatewayLimits;
@@ -132,5 +144,9 @@ export interface GatewaySettings {
   limits: Required<LocalApiGatewayLimits>;
   createContext: (functionName: string, timeoutMs: number) => Context;
   webSocketAsyncInvocation?: { functionTimeoutMs: number };
-  restRoutes?: import("./rest-routes").LocalRestRoute[];
+  restRoutes: LocalRestRoute[];
+  gatewayResponses: Record<string, { statusCode: number; body: string }>;
+  connectAuthorizer?: LocalAuthorizer;
+  region: string;
+  accountId: string;
 }

@@ -10,6 +10,8 @@ export interface ConnectionFacts {
   domainName: string;
   sourceIp: string;
   userAgent: string | undefined;
+  /** Set by the $connect authorizer. */
+  authorizer?: Record<string, unknown>;
 }
 
 /**
@@ -91,5 +93,6 @@ function requestContext(settings: GatewaySettings, facts: ConnectionFacts, route
     requestTimeEpoch: nowMs,
     messageDirection: "IN",
     identity: facts.userAgent === undefined ? { sourceIp: facts.sourceIp } : { sourceIp: facts.sourceIp, userAgent: facts.userAgent },
+    ...(facts.authorizer ? { authorizer: facts.authorizer } : {}),
   };
 }

@@ -106,6 +106,12 @@ export class WebSocketGateway implements ConnectionRegistry {
       sourceIp: sourceIpOf(req),
       userAgent: req.headers["user-agent"],
     };
+    const connectEvent = buildConnectEvent(req, this.settings, facts);
+    const denied = await this.authorizeConnect(connectEvent, facts);
+    if (denied) {
+      this.pendingUpgrades.delete(socket);
+      return rejectUpgrade(socket, denied.statusCode, denied.message);
+    }
     const outcome = await this.invoke(buildConnectEvent(req, this.settings, facts));
     this.pendingUpgrades.delete(socket);
     if (socket.destroyed || this.closing) return rejectUpgrade(socket, 503);
@@ -113,6 +119,18 @@ export class WebSocketGateway implements ConnectionRegistry {
     if (decision.kind === "reject") return rejectUpgrade(socket, decision.statusCode, decision.message);
     if (decision.protocol !== undefined) this.chosenProtocols.set(req, decision.protocol);
     this.server.handleUpgrade(req, socket, head, (ws) => this.attach(ws, socket, facts));
+  }
+
+  /** The $connect authorizer, if the route has one: its context joins the connection's facts (every later event carries it). */
+  private async authorizeConnect(event: WebSocketEvent, facts: ConnectionFacts): Promise<{ statusCode: number; message: string } | undefined> {
+    const authorizer = this.settings.connectAuthorizer;
+    if (!authorizer) return undefined;
+    const { settings } = this;
+    const methodArn = `arn:aws:execute-api:${settings.region}:${settings.accountId}:${settings.apiId}/${settings.stage}/$connect`;
+    const decision = await authorizer.authorize({ headers: event.headers ?? {}, query: event.queryStringParameters ?? null, methodArn, event: { type: "REQUEST", ...event } });
+    if (decision.kind === "deny") return decision;
+    facts.authorizer = decision.authorizer;
+    return undefined;
   }
 
   info(connectionId: string): ConnectionInfo | undefined {

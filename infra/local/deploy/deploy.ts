@@ -178,7 +178,8 @@ function prepareFunction(
       timeoutSeconds,
       memoryMb,
       environment,
-      maxConcurrency: typeof reserved === "number" && reserved > 0 ? reserved : env.maxConcurrency,
+      // Reserved concurrency caps the function; the local machine's own cap still applies.
+      maxConcurrency: typeof reserved === "number" && reserved > 0 ? Math.min(reserved, env.maxConcurrency) : env.maxConcurrency,
     },
     env.logSink,
   );

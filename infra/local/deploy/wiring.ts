@@ -11,7 +11,7 @@ import type { AgentConfig } from "../../../shared/config/config";
 import { loadDeployedConfig } from "../../../shared/runtime/deployed-config";
 import type { Log } from "../../../shared/run/deps";
 import type { CfnResource } from "../../synth";
-import { startLocalApiGateway } from "../api-gateway";
+import { startLocalApiGateway, type LocalRestRoute } from "../api-gateway";
 import { CONSOLE_DIR, CONSOLE_PATH } from "../../console-files";
 import type { AwsEdge } from "../aws-edge";
 import { createLambdaContext } from "../lambda-context";
@@ -20,6 +20,7 @@ import type { LocalExecutionEvent, LocalStepFunctions } from "../step-functions"
 import { startLocalSweeper, type LocalSweeper } from "../sweeper";
 import type { LoadedAssembly } from "./assembly";
 import { LOCAL_SECRET_KEY, localizeUrl, type DeployedFunction, type DeployedResources } from "./deploy";
+import { readEdgeAuthorization } from "./edge-auth";
 import { resolveValue } from "./intrinsics";
 import { restRoutesOf, toLocalRoutes } from "./rest-routes";
 
@@ -104,9 +105,8 @@ function functionOfIntegrationUri(uri: unknown, deployed: DeployedResources, res
 
 async function startFrontDoor(entries: Entry[], deployed: DeployedResources, options: WiringOptions, invoke: (fn: DeployedFunction) => <R>(event: unknown) => Promise<R>) {
   const resolve = (value: unknown) => resolveValue(value, deployed.scope);
-  const proxyMethod = entries.find(([, r]) => r.Type === "AWS::ApiGateway::Method" && (r.Properties?.Integration as { Type?: string })?.Type === "AWS_PROXY");
-  if (!proxyMethod) throw new Error("the template has no REST proxy method (AWS::ApiGateway::Method with an AWS_PROXY integration)");
-  const restFn = functionOfIntegrationUri((proxyMethod[1].Properties!.Integration as { Uri: unknown }).Uri, deployed, resolve);
+  const edgeAuth = readEdgeAuthorization(entries, invoke, (uri) => functionOfIntegrationUri(uri, deployed, resolve));
+  const restFn = functionOfIntegrationUri(edgeAuth.restFunctionUri, deployed, resolve);
   const integrations = new Map(entries.filter(([, r]) => r.Type === "AWS::ApiGatewayV2::Integration").map(([id, r]) => [id, r]));
   const routes = entries.filter(([, r]) => r.Type === "AWS::ApiGatewayV2::Route").map(([, r]) => {
     const target = String(resolve(r.Properties?.Target));
@@ -124,7 +124,8 @@ async function startFrontDoor(entries: Entry[], deployed: DeployedResources, opt
     const run = () => fn.pool.invokeStream(event, onChunk);
     return options.around ? options.around(fn, run) : run();
   };
-  const restRoutes = toLocalRoutes(restRoutesOf(entries, deployed), invoke, invokeStream);
+  // Each method's integration (buffered or streamed) with its authorizer from the same template method.
+  const restRoutes = withAuthorizers(toLocalRoutes(restRoutesOf(entries, deployed), invoke, invokeStream), edgeAuth.restRoutes);
   return startLocalApiGateway({
     restRoutes,
     host: options.host,
@@ -132,7 +133,9 @@ async function startFrontDoor(entries: Entry[], deployed: DeployedResources, opt
     stage: String(stage ?? "production"),
     restHandler: (event) => invoke(restFn)(event),
     staticSites: [{ prefix: `/${CONSOLE_PATH}`, dir: CONSOLE_DIR }],
+    gatewayResponses: edgeAuth.gatewayResponses,
     webSocketHandler: (event) => invoke(wsFn)(event),
+    ...(edgeAuth.connectAuthorizer ? { connectAuthorizer: edgeAuth.connectAuthorizer } : {}),
     webSocketRoutes: routes.map((route) => route.routeKey).filter((key) => !key.startsWith("$")).sort(),
     createContext: (functionName, timeoutMs) => createLambdaContext(functionName, timeoutMs),
     ...(asyncRoutes.length > 0 ? { webSocketAsyncInvocation: { functionTimeoutMs: wsFn.pool.definition.timeoutSeconds * 1000 } } : {}),
@@ -229,4 +232,12 @@ function resolveOutputs(assembly: LoadedAssembly, deployed: DeployedResources, u
     }
   }
   return outputs;
+}
+
+/** The authorizer of each REST method (infra/local/deploy/edge-auth.ts), joined to its integration by resource path and verb. */
+function withAuthorizers(routes: LocalRestRoute[], authorized: readonly LocalRestRoute[]): LocalRestRoute[] {
+  return routes.map((route) => {
+    const authorizer = authorized.find((a) => a.resourcePath === route.resourcePath && a.httpMethod === route.httpMethod)?.authorizer;
+    return authorizer ? { ...route, authorizer } : route;
+  });
 }

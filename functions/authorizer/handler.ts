@@ -1,0 +1,28 @@
+import { createAwsClients } from "../../shared/aws/clients";
+import { runtimeConfigFromEnv } from "../../shared/config/runtime";
+import { Logger } from "@aws-lambda-powertools/logger";
+import { createAuthorizerHandler, type AuthorizerEvent } from "./app";
+
+/**
+ * Lambda entry: the REST API's REQUEST authorizer and the WebSocket API's
+ * $connect authorizer. Slim on purpose: it needs the table and the
+ * deployment token's digest, not the agent configuration.
+ */
+let app: ReturnType<typeof createAuthorizerHandler> | undefined;
+export const handler = async (event: AuthorizerEvent) => {
+  if (!app) {
+    const runtime = runtimeConfigFromEnv();
+    const clients = createAwsClients(runtime);
+    app = createAuthorizerHandler({ db: { doc: clients.dynamo, table: runtime.tableName, now: Date.now }, authTokenSha256: runtime.authTokenSha256, log: powertoolsLog() });
+  }
+  return app(event);
+};
+
+function powertoolsLog() {
+  const logger = new Logger({ serviceName: "agent-runner" });
+  return {
+    info: (message: string, extra?: Record<string, unknown>) => logger.info(message, { ...extra }),
+    warn: (message: string, extra?: Record<string, unknown>) => logger.warn(message, { ...extra }),
+    error: (message: string, extra?: Record<string, unknown>) => logger.error(message, { ...extra }),
+  };
+}

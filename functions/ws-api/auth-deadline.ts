@@ -1,0 +1,50 @@
+import { getConnection } from "../../shared/aws/connections";
+import type { Db } from "../../shared/aws/dynamo";
+import type { FramePusher } from "../../shared/aws/push";
+import type { Scope } from "../../shared/core/access";
+
+/** A socket that has not authenticated this long after it opened is closed. */
+export const AUTH_DEADLINE_MS = 10_000;
+/** The in-band `connect` attempt that, refused, closes the socket. */
+export const MAX_FAILED_CONNECTS = 5;
+
+export interface DeadlineDeps {
+  db: Db;
+  pusher: FramePusher;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/**
+ * Runs in the post-connect step (after the challenge): an anonymous socket
+ * gets AUTH_DEADLINE_MS from its connect to send a valid `connect`, then is
+ * closed through the Management API. A socket the $connect authorizer let in
+ * with a key is authenticated already and returns at once.
+ */
+export async function closeIfStillAnonymous(deps: DeadlineDeps, connectionId: string, connectedAt: number): Promise<boolean> {
+  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const first = await getConnection(deps.db, connectionId);
+  if (!first || first.authenticated) return false;
+  await sleep(Math.max(0, connectedAt + AUTH_DEADLINE_MS - deps.db.now()));
+  const later = await getConnection(deps.db, connectionId);
+  if (!later || later.authenticated) return false;
+  await deps.pusher.disconnect(connectionId);
+  return true;
+}
+
+/** The scope each WebSocket method needs; a method not listed needs `operator.write`. */
+export const METHOD_SCOPES: Readonly<Record<string, Scope>> = {
+  agent: "operator.write",
+  "agent.wait": "operator.read",
+  "agents.list": "operator.read",
+  "sessions.subscribe": "operator.read",
+  "sessions.unsubscribe": "operator.read",
+  "sessions.list": "operator.read",
+  "sessions.history": "operator.read",
+  "runs.abort": "operator.write",
+  "chat.abort": "operator.write",
+  "events.replay": "operator.read",
+};
+
+export function scopeOfMethod(method: string): Scope {
+  return Object.hasOwn(METHOD_SCOPES, method) ? METHOD_SCOPES[method]! : "operator.write";
+}
