@@ -33,6 +33,7 @@ import { startLocalDynamo } from "./dynamo";
 import { createLocalSecretsManager, type LocalSecretsManager } from "./secrets-manager";
 import { startLocalSqs } from "./sqs";
 import { startLocalStepFunctions, type LocalExecutionEvent } from "./step-functions";
+import { recoverAfterRestart, type Recovery } from "./recovery";
 
 export const LOCAL_REGION = "us-east-1";
 export const LOCAL_ACCOUNT = "000000000000";
@@ -103,6 +104,8 @@ export interface LocalStack {
   idle(): Promise<void>;
   sweepNow(): Promise<unknown>;
   close(): Promise<void>;
+  /** With a data folder: what the start recovered (infra/local/recovery.ts). */
+  recovery?: Recovery;
 }
 
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
@@ -153,7 +156,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const deps = inspectionDeps(emulators, wiring, tableName, log);
     await putApiKey(deps.db, authToken, { tenantId: "local", name: "dev token", scopes: ["operator.admin"] });
     const functions = Object.fromEntries([...deployed.functions.values()].map((fn) => [keyOf[fn.logicalId] ?? fn.logicalId, fn]));
+    const recovery = options.dataDir ? recoverAfterRestart(emulators.sfn, wiring, log) : undefined;
     return {
+      ...(recovery ? { recovery } : {}),
       restUrl: wiring.restUrl,
       webSocketUrl: wiring.webSocketUrl,
       authToken,
@@ -275,6 +280,8 @@ async function startEmulators(options: LocalStackOptions, closers: (() => Promis
       options.observe?.onExecutionEvent?.(event);
       for (const listener of executionListeners) listener(event);
     },
+    // With a data folder, running executions survive a restart (kill -9 included).
+    ...(options.dataDir ? { journalDir: join(options.dataDir, "stepfunctions") } : {}),
   });
   closers.unshift(() => sfn.close());
   const secrets = createLocalSecretsManager({ region: LOCAL_REGION, accountId: LOCAL_ACCOUNT, ...(options.dataDir ? { persistFile: join(options.dataDir, "secrets.json") } : {}) });
