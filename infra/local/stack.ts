@@ -34,6 +34,7 @@ import { createLocalSecretsManager, type LocalSecretsManager } from "./secrets-m
 import { startLocalSqs } from "./sqs";
 import { startLocalStepFunctions, type LocalExecutionEvent } from "./step-functions";
 import { recoverAfterRestart, type Recovery } from "./recovery";
+import { edgeFaults, invokeFaults, type FaultPlan } from "./faults-wiring";
 
 export const LOCAL_REGION = "us-east-1";
 export const LOCAL_ACCOUNT = "000000000000";
@@ -73,6 +74,8 @@ export interface LocalStackOptions {
   maxConcurrency?: number;
   /** Delay between asynchronous-invocation retries (AWS: ~1 and 2 minutes; default 1 s). */
   asyncRetryDelayMs?: number;
+  /** Tests: the fault-injection layer (infra/local/faults.ts); off when absent. */
+  faults?: FaultPlan;
 }
 
 /** Hooks the benchmark uses to count what a run costs; all optional, all off by default. */
@@ -133,8 +136,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     closers.unshift(async () => {
       await Promise.all([...deployed.functions.values()].map((fn) => fn.pool.close()));
     });
-    emulators.bindDeployment(deployed);
     const keyOf = functionKeysByLogicalId(assembly.template);
+    emulators.bindDeployment(deployed, keyOf);
     const wiring: Wiring = await wireTriggers(assembly, deployed, {
       host: options.host,
       port: options.port ?? 0,
@@ -144,7 +147,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       accountId: LOCAL_ACCOUNT,
       sweepIntervalMs: options.sweepIntervalMs,
       waitStateMs: options.waitStateMs,
-      around: options.observe?.aroundInvoke ? (fn, invoke) => options.observe!.aroundInvoke!(keyOf[fn.logicalId] as FunctionKey, invoke) : undefined,
+      around: invokeFaults(options.faults, keyOf, options.observe?.aroundInvoke ? (fn, invoke) => options.observe!.aroundInvoke!(keyOf[fn.logicalId] as FunctionKey, invoke) : undefined),
       log,
       executionListeners: emulators.executionListeners,
     });
@@ -262,7 +265,7 @@ interface Emulators {
   sfn: Awaited<ReturnType<typeof startLocalStepFunctions>>;
   secrets: LocalSecretsManager;
   executionListeners: ((event: LocalExecutionEvent) => void)[];
-  bindDeployment(deployed: DeployedResources): void;
+  bindDeployment(deployed: DeployedResources, keyOf: Record<string, string>): void;
   setManagementTarget(url: string): void;
 }
 
@@ -286,6 +289,7 @@ async function startEmulators(options: LocalStackOptions, closers: (() => Promis
   closers.unshift(() => sfn.close());
   const secrets = createLocalSecretsManager({ region: LOCAL_REGION, accountId: LOCAL_ACCOUNT, ...(options.dataDir ? { persistFile: join(options.dataDir, "secrets.json") } : {}) });
   let deployed: DeployedResources | undefined;
+  let keyOf: Record<string, string> = {};
   const asyncWork = new Set<Promise<unknown>>();
   const lambdaApi = createLambdaApi({
     lookup: (name) => deployed?.byName.get(name),
@@ -315,6 +319,7 @@ async function startEmulators(options: LocalStackOptions, closers: (() => Promis
     secretArnForId: (id) => secrets.arnForId(id),
     ...(options.observe?.onEdgeCall ? { onCall: options.observe.onEdgeCall } : {}),
     ...(options.observe?.meterCapacity ? { rewriteRequestBody: withCapacityRequestBody } : {}),
+    ...(options.faults ? { faultFor: edgeFaults(options.faults, (name) => deployed?.byName.get(name), (fn) => keyOf[fn.logicalId]) } : {}),
   });
   closers.unshift(() => edge.close());
   const admin = { region: LOCAL_REGION, credentials: ADMIN_CREDENTIALS };
@@ -328,8 +333,9 @@ async function startEmulators(options: LocalStackOptions, closers: (() => Promis
     sfn,
     secrets,
     executionListeners,
-    bindDeployment: (d) => {
+    bindDeployment: (d, keys) => {
       deployed = d;
+      keyOf = keys;
       for (const fn of d.functions.values()) {
         edge.setIdentity(fn.accessKeyId, { principalArn: `arn:aws:sts::${LOCAL_ACCOUNT}:assumed-role/${fn.roleName}/${fn.name}`, statements: fn.statements });
       }

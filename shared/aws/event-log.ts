@@ -90,3 +90,18 @@ const MAX_SEQ = 999_999_999_999;
 export function eventExpiry(nowMs: number, retentionDays: number): number {
   return epochSeconds(nowMs) + retentionDays * 86_400;
 }
+
+/** The run's newest `limit` events, newest first (without the cumulative text rebuilt). */
+export async function lastEvents(db: Db, runId: string, limit = 1): Promise<RunEvent[]> {
+  const out = await db.doc.send(
+    new QueryCommand({
+      TableName: db.table,
+      KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+      ExpressionAttributeValues: { ":pk": keys.run(runId).pk, ":prefix": prefixes.runEvent },
+      ScanIndexForward: false,
+      Limit: limit,
+      ConsistentRead: true,
+    }),
+  );
+  return (out.Items ?? []).map(({ pk: _pk, sk: _sk, ...rest }) => RunEventSchema.parse(rest));
+}

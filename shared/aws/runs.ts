@@ -77,6 +77,8 @@ export const RunRecordSchema = z.object({
   /** Steer: the messages this run took at its model calls. */
   steeredIds: z.array(z.string()).optional(),
   expiresAt: z.number().optional(),
+  /** When the requester's final `res` was posted (a finalize retry does not post it again). */
+  finalRepliedAt: z.number().optional(),
 });
 export type RunRecord = z.infer<typeof RunRecordSchema>;
 
@@ -275,5 +277,18 @@ export async function markAbortedBeforeStart(db: Db, runId: string, error: strin
         ExpressionAttributeValues: { ":aborted": "aborted", ":now": now, ":error": error, ":accepted": "accepted", ":queued": "queued" },
       }),
     ),
+  );
+}
+
+/** Notes that the requester got its final answer (best effort: at worst a retry posts it again). */
+export async function markFinalReplied(db: Db, runId: string): Promise<void> {
+  await db.doc.send(
+    new UpdateCommand({
+      TableName: db.table,
+      Key: keys.run(runId),
+      UpdateExpression: "SET finalRepliedAt = if_not_exists(finalRepliedAt, :now)",
+      ConditionExpression: "attribute_exists(pk)",
+      ExpressionAttributeValues: { ":now": db.now() },
+    }),
   );
 }
