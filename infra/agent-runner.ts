@@ -15,6 +15,7 @@ import { Secret } from "aws-cdk-lib/aws-secretsmanager";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import { createAlarms } from "./alarms";
+import { configureAsyncInvocations } from "./async-invocations";
 import { resolveAgentConfig, type AgentConfigSource, type ResolvedAgentConfig } from "./agent-config";
 import { addWebSocketRoutes, createRestApi, createWebSocketApi } from "./apis";
 import { stageFunctionAsset } from "./assets";
@@ -93,6 +94,7 @@ export class AgentRunner extends Construct {
     const fns = Object.fromEntries(FUNCTION_KEYS.map((key) => [key, createFunction(this, FUNCTION_SPECS[key], deps)])) as Record<FunctionKey, ReturnType<typeof createFunction>>;
     this.functions = fns;
     addWebSocketRoutes(ws.api, fns["ws-api"]);
+    configureAsyncInvocations(this, fns);
     const restApi = createRestApi(this, fns["rest-api"], removalPolicy);
     const stateMachine = createRunStateMachine(this, "RunStateMachine", {
       functions: fns,

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { Worker } from "node:worker_threads";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { SQSClient } from "@aws-sdk/client-sqs";
+import { SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { App } from "aws-cdk-lib";
 import type { AgentConfig } from "../../shared/config/config";
 import { putApiKey } from "../../shared/aws/api-keys";
@@ -298,9 +298,15 @@ async function startEmulators(options: LocalStackOptions, closers: (() => Promis
       asyncWork.add(work);
       void work.finally(() => asyncWork.delete(work));
     },
-    onAsyncFailure: (fn, error) => options.log?.warn("asynchronous invocation failed after its retries", { function: fn, error: String(error) }),
+    onAsyncFailure: (fn, payload, error, attempts) => {
+      options.log?.warn("asynchronous invocation failed after its retries", { function: fn.name, error: String(error) });
+      const queueUrl = fn.asyncFailureDestination ? deployed?.queueUrlForArn(fn.asyncFailureDestination) : undefined;
+      if (queueUrl) void sendAsyncFailure(sqsAdmin, queueUrl, fn.arn, payload, error, attempts).catch(() => undefined);
+    },
   });
   const executeApi = { target: "" };
+  // Lambda's own delivery to a function's OnFailure destination (not a call the function makes).
+  const sqsAdmin = new SQSClient({ region: LOCAL_REGION, credentials: ADMIN_CREDENTIALS, endpoint: sqsServer.endpoint });
   const edge = await startAwsEdge({
     host: options.host,
     port: options.edgePort ?? 0,
@@ -344,6 +350,19 @@ async function startEmulators(options: LocalStackOptions, closers: (() => Promis
       executeApi.target = url;
     },
   };
+}
+
+/** Lambda's failure record for an asynchronous invocation whose retries ran out (the OnFailure destination's message). */
+async function sendAsyncFailure(sqs: SQSClient, queueUrl: string, functionArn: string, payload: string, error: unknown, attempts: number): Promise<void> {
+  const record = {
+    version: "1.0",
+    timestamp: new Date().toISOString(),
+    requestContext: { requestId: randomBytes(16).toString("hex"), functionArn: `${functionArn}:$LATEST`, condition: "RetriesExhausted", approximateInvokeCount: attempts },
+    requestPayload: safeJson(payload),
+    responseContext: { statusCode: 200, executedVersion: "$LATEST", functionError: "Unhandled" },
+    responsePayload: (error as { payload?: unknown }).payload ?? { errorMessage: String(error) },
+  };
+  await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(record) }));
 }
 
 /** The execute-api upstream: the front door's management endpoint, known once it listens. */

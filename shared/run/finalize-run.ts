@@ -12,7 +12,7 @@ import { replyToRequester } from "../events/final-response";
 import type { FinalizeInput } from "./pointer";
 import { emitterDeps } from "./start-run";
 import { loopMeta } from "./run-trace";
-import { lastEvents } from "../aws/event-log";
+import { lastEvents, runRecordExpiry } from "../aws/event-log";
 
 type Finalize = Extract<Decision, { action: "finalize" }>;
 
@@ -68,6 +68,7 @@ async function endRun(deps: RunDeps, run: RunRecord, input: FinalizeInput, decis
   const ended = await markEnded(deps.db, run.runId, {
     status: decision.status,
     endedAt,
+    expiresAt: runRecordExpiry(endedAt, deps.config.events.retentionDays),
     ...(decision.error ? { error: decision.error } : {}),
     result: { payloads, meta },
   });
