@@ -15,6 +15,7 @@ import type { LogLevel } from "aws-cdk-lib/aws-stepfunctions";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import { createAlarms } from "./alarms";
+import { configureAsyncInvocations } from "./async-invocations";
 import { resolveAgentConfig, type AgentConfigSource, type ResolvedAgentConfig } from "./agent-config";
 import { addWebSocketRoutes, createRestApi, createWebSocketApi } from "./apis";
 import { addOpenAIRoutes } from "./openai-routes";
@@ -105,6 +106,7 @@ export class AgentRunner extends Construct {
     const fns = Object.fromEntries(FUNCTION_KEYS.map((key) => [key, createFunction(this, FUNCTION_SPECS[key], deps)])) as Record<FunctionKey, ReturnType<typeof createFunction>>;
     this.functions = fns;
     addWebSocketRoutes(ws.api, fns["ws-api"], fns.authorizer);
+    configureAsyncInvocations(this, fns);
     const restApi = createRestApi(this, { handler: fns["rest-api"], authorizer: fns.authorizer, removalPolicy, tracing: settings.tracing });
     addOpenAIRoutes(restApi, fns["openai-api"], fns["rest-api"]);
     const stateMachine = createRunStateMachine(this, "RunStateMachine", {

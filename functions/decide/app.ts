@@ -1,7 +1,8 @@
 import type { Context } from "aws-lambda";
 import middy from "@middy/core";
 import { validate } from "../../shared/http/rest";
-import { recoverFromCrash } from "../../shared/run/recover";
+import { isRetryableCrash, recoverFromCrash } from "../../shared/run/recover";
+import { startRun } from "../../shared/run/start-run";
 import { RecoverInputSchema, type StepPointer } from "../../shared/run/pointer";
 import type { AppDeps } from "../../shared/runtime/app-deps";
 
@@ -9,6 +10,13 @@ import type { AppDeps } from "../../shared/runtime/app-deps";
 export function createDecideHandler(deps: AppDeps) {
   return middy<unknown, StepPointer, Error, Context>().handler(async (event) => {
     const input = validate(RecoverInputSchema, stripDecision(event));
+    if (!input.loop && isRetryableCrash(input.crash.Error)) {
+      // StartRun died (crash, timeout, throttled store): it is idempotent, so this step does it again
+      // instead of ending the run; a second failure here is caught and ends the run (FinalizeRun).
+      const started = await startRun(deps, input.runId);
+      deps.log.warn("run start crashed; started again", { runId: input.runId, error: input.crash.Error });
+      return { ...started, decision: { action: "attempt" } };
+    }
     const step = recoverFromCrash(input);
     deps.log.warn("attempt crashed", { runId: input.runId, error: input.crash.Error, decision: step.decision });
     return step;

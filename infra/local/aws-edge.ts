@@ -14,6 +14,7 @@
  */
 import { listen } from "./listen";
 import { accessDeniedError, coralError, forbiddenApiError, noEmulatorError, tooLargeError, unreachableError, unrecognizedClientError, type Refusal, type WireError } from "./aws-edge/wire-errors";
+export type { WireError } from "./aws-edge/wire-errors";
 import { Agent, createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { performance } from "node:perf_hooks";
 import { evaluatePolicy, type IamStatement } from "./iam/policy";
@@ -76,12 +77,17 @@ export interface AwsEdgeOptions {
   onCall?(call: EdgeCall): void;
   /** Benchmarks: a replacement body for a request before it is forwarded (undefined keeps it). */
   rewriteRequestBody?(service: string, request: { headers: Record<string, string>; body: Buffer }): Buffer | undefined;
+  /** Tests only (infra/local/faults.ts): a fault for a function's call; never set in normal runs. */
+  faultFor?(call: { service: string; action: string; principalArn: string; body: Buffer }): EdgeFaultAction | undefined;
   /**
    * API ids served under `/@execute-api/{apiId}`. When given, any other id is
    * answered 403 ForbiddenException, as API Gateway answers an unknown API.
    */
   executeApiIds?: readonly string[];
 }
+
+/** Answer with this error, or run a step (the caller's death) before or after the call is forwarded. */
+export type EdgeFaultAction = { refuse: WireError } | { before: () => Promise<void> } | { after: () => Promise<void> };
 
 export interface AwsEdge {
   /** `http://127.0.0.1:<port>`: the `endpoint` of every SDK client. */
@@ -131,7 +137,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, state: EdgeStat
   const rewritten = state.options.rewriteRequestBody?.(service, request);
   if (rewritten) request.body = rewritten;
   const call: IncomingCall = { request, rawHeaders: req.rawHeaders, tooLarge: body === undefined, service, checks, identity: identityOf(request, state) };
-  const outcome = await answer(call, state, res);
+  const outcome = await answerOrFault(call, state, res);
   state.options.onCall?.({
     service,
     action: outcome.refusedAction ?? checks[0]?.action ?? `${service}:Unknown`,
@@ -158,6 +164,23 @@ interface IncomingCall {
 interface Outcome extends Answer {
   denied: boolean;
   refusedAction?: string;
+}
+
+async function answerOrFault(call: IncomingCall, state: EdgeState, res: ServerResponse): Promise<Outcome> {
+  const identity = call.identity;
+  const action = call.checks[0]?.action ?? `${call.service}:Unknown`;
+  const fault = identity && !("admin" in identity) ? state.options.faultFor?.({ service: call.service, action, principalArn: identity.principalArn, body: call.request.body }) : undefined;
+  if (!fault) return answer(call, state, res);
+  if ("refuse" in fault) return { ...send(res, fault.refuse), denied: false };
+  if ("before" in fault) {
+    // The caller is gone once this settles: no answer (and no SDK retry) can reach it.
+    await fault.before();
+    res.destroy();
+    return { statusCode: 0, body: Buffer.alloc(0), denied: false };
+  }
+  const outcome = await answer(call, state, res);
+  await fault.after();
+  return outcome;
 }
 
 /** Authenticate (key id known?), authorise (every check allowed?), then forward. */

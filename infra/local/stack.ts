@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { Worker } from "node:worker_threads";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { SQSClient } from "@aws-sdk/client-sqs";
+import { SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { App } from "aws-cdk-lib";
 import type { AgentConfig } from "../../shared/config/config";
 import { putApiKey } from "../../shared/aws/api-keys";
@@ -33,6 +33,8 @@ import { startLocalDynamo } from "./dynamo";
 import { createLocalSecretsManager, type LocalSecretsManager } from "./secrets-manager";
 import { startLocalSqs } from "./sqs";
 import { startLocalStepFunctions, type LocalExecutionEvent } from "./step-functions";
+import { recoverAfterRestart, type Recovery } from "./recovery";
+import { edgeFaults, invokeFaults, type FaultPlan } from "./faults-wiring";
 
 export const LOCAL_REGION = "us-east-1";
 export const LOCAL_ACCOUNT = "000000000000";
@@ -72,6 +74,8 @@ export interface LocalStackOptions {
   maxConcurrency?: number;
   /** Delay between asynchronous-invocation retries (AWS: ~1 and 2 minutes; default 1 s). */
   asyncRetryDelayMs?: number;
+  /** Tests: the fault-injection layer (infra/local/faults.ts); off when absent. */
+  faults?: FaultPlan;
 }
 
 /** Hooks the benchmark uses to count what a run costs; all optional, all off by default. */
@@ -103,6 +107,8 @@ export interface LocalStack {
   idle(): Promise<void>;
   sweepNow(): Promise<unknown>;
   close(): Promise<void>;
+  /** With a data folder: what the start recovered (infra/local/recovery.ts). */
+  recovery?: Recovery;
 }
 
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
@@ -130,8 +136,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     closers.unshift(async () => {
       await Promise.all([...deployed.functions.values()].map((fn) => fn.pool.close()));
     });
-    emulators.bindDeployment(deployed);
     const keyOf = functionKeysByLogicalId(assembly.template);
+    emulators.bindDeployment(deployed, keyOf);
     const wiring: Wiring = await wireTriggers(assembly, deployed, {
       host: options.host,
       port: options.port ?? 0,
@@ -141,7 +147,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       accountId: LOCAL_ACCOUNT,
       sweepIntervalMs: options.sweepIntervalMs,
       waitStateMs: options.waitStateMs,
-      around: options.observe?.aroundInvoke ? (fn, invoke) => options.observe!.aroundInvoke!(keyOf[fn.logicalId] as FunctionKey, invoke) : undefined,
+      around: invokeFaults(options.faults, keyOf, options.observe?.aroundInvoke ? (fn, invoke) => options.observe!.aroundInvoke!(keyOf[fn.logicalId] as FunctionKey, invoke) : undefined),
       log,
       executionListeners: emulators.executionListeners,
     });
@@ -153,7 +159,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const deps = inspectionDeps(emulators, wiring, tableName, log);
     await putApiKey(deps.db, authToken, { tenantId: "local", name: "dev token", scopes: ["operator.admin"] });
     const functions = Object.fromEntries([...deployed.functions.values()].map((fn) => [keyOf[fn.logicalId] ?? fn.logicalId, fn]));
+    const recovery = options.dataDir ? recoverAfterRestart(emulators.sfn, wiring, log) : undefined;
     return {
+      ...(recovery ? { recovery } : {}),
       restUrl: wiring.restUrl,
       webSocketUrl: wiring.webSocketUrl,
       authToken,
@@ -257,7 +265,7 @@ interface Emulators {
   sfn: Awaited<ReturnType<typeof startLocalStepFunctions>>;
   secrets: LocalSecretsManager;
   executionListeners: ((event: LocalExecutionEvent) => void)[];
-  bindDeployment(deployed: DeployedResources): void;
+  bindDeployment(deployed: DeployedResources, keyOf: Record<string, string>): void;
   setManagementTarget(url: string): void;
 }
 
@@ -275,10 +283,13 @@ async function startEmulators(options: LocalStackOptions, closers: (() => Promis
       options.observe?.onExecutionEvent?.(event);
       for (const listener of executionListeners) listener(event);
     },
+    // With a data folder, running executions survive a restart (kill -9 included).
+    ...(options.dataDir ? { journalDir: join(options.dataDir, "stepfunctions") } : {}),
   });
   closers.unshift(() => sfn.close());
   const secrets = createLocalSecretsManager({ region: LOCAL_REGION, accountId: LOCAL_ACCOUNT, ...(options.dataDir ? { persistFile: join(options.dataDir, "secrets.json") } : {}) });
   let deployed: DeployedResources | undefined;
+  let keyOf: Record<string, string> = {};
   const asyncWork = new Set<Promise<unknown>>();
   const lambdaApi = createLambdaApi({
     lookup: (name) => deployed?.byName.get(name),
@@ -287,9 +298,15 @@ async function startEmulators(options: LocalStackOptions, closers: (() => Promis
       asyncWork.add(work);
       void work.finally(() => asyncWork.delete(work));
     },
-    onAsyncFailure: (fn, error) => options.log?.warn("asynchronous invocation failed after its retries", { function: fn, error: String(error) }),
+    onAsyncFailure: (fn, payload, error, attempts) => {
+      options.log?.warn("asynchronous invocation failed after its retries", { function: fn.name, error: String(error) });
+      const queueUrl = fn.asyncFailureDestination ? deployed?.queueUrlForArn(fn.asyncFailureDestination) : undefined;
+      if (queueUrl) void sendAsyncFailure(sqsAdmin, queueUrl, fn.arn, payload, error, attempts).catch(() => undefined);
+    },
   });
   const executeApi = { target: "" };
+  // Lambda's own delivery to a function's OnFailure destination (not a call the function makes).
+  const sqsAdmin = new SQSClient({ region: LOCAL_REGION, credentials: ADMIN_CREDENTIALS, endpoint: sqsServer.endpoint });
   const edge = await startAwsEdge({
     host: options.host,
     port: options.edgePort ?? 0,
@@ -308,6 +325,7 @@ async function startEmulators(options: LocalStackOptions, closers: (() => Promis
     secretArnForId: (id) => secrets.arnForId(id),
     ...(options.observe?.onEdgeCall ? { onCall: options.observe.onEdgeCall } : {}),
     ...(options.observe?.meterCapacity ? { rewriteRequestBody: withCapacityRequestBody } : {}),
+    ...(options.faults ? { faultFor: edgeFaults(options.faults, (name) => deployed?.byName.get(name), (fn) => keyOf[fn.logicalId]) } : {}),
   });
   closers.unshift(() => edge.close());
   const admin = { region: LOCAL_REGION, credentials: ADMIN_CREDENTIALS };
@@ -321,8 +339,9 @@ async function startEmulators(options: LocalStackOptions, closers: (() => Promis
     sfn,
     secrets,
     executionListeners,
-    bindDeployment: (d) => {
+    bindDeployment: (d, keys) => {
       deployed = d;
+      keyOf = keys;
       for (const fn of d.functions.values()) {
         edge.setIdentity(fn.accessKeyId, { principalArn: `arn:aws:sts::${LOCAL_ACCOUNT}:assumed-role/${fn.roleName}/${fn.name}`, statements: fn.statements });
       }
@@ -331,6 +350,19 @@ async function startEmulators(options: LocalStackOptions, closers: (() => Promis
       executeApi.target = url;
     },
   };
+}
+
+/** Lambda's failure record for an asynchronous invocation whose retries ran out (the OnFailure destination's message). */
+async function sendAsyncFailure(sqs: SQSClient, queueUrl: string, functionArn: string, payload: string, error: unknown, attempts: number): Promise<void> {
+  const record = {
+    version: "1.0",
+    timestamp: new Date().toISOString(),
+    requestContext: { requestId: randomBytes(16).toString("hex"), functionArn: `${functionArn}:$LATEST`, condition: "RetriesExhausted", approximateInvokeCount: attempts },
+    requestPayload: safeJson(payload),
+    responseContext: { statusCode: 200, executedVersion: "$LATEST", functionError: "Unhandled" },
+    responsePayload: (error as { payload?: unknown }).payload ?? { errorMessage: String(error) },
+  };
+  await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(record) }));
 }
 
 /** The execute-api upstream: the front door's management endpoint, known once it listens. */

@@ -28,6 +28,7 @@ import { sfnOperations } from "./step-functions/api";
 import { TaskTokenRegistry } from "./step-functions/task-tokens";
 import { DEFAULT_MAX_CLOSED_EXECUTIONS, ExecutionStore, type ExecutionSummary } from "./step-functions/executions";
 import { startJsonProtocolServer } from "./step-functions/http";
+import { createExecutionJournal, NO_JOURNAL, resumePoint, type ExecutionJournal } from "./step-functions/journal";
 import { type LocalStateMachine, MachineRegistry } from "./step-functions/machines";
 import { createRunner, type LocalExecutionEvent, type Runner } from "./step-functions/runner";
 
@@ -46,6 +47,12 @@ export interface LocalStepFunctions {
   executions(): ExecutionSummary[];
   /** Resolves when no execution runs and no task invocation is in flight. */
   waitForIdle(): Promise<void>;
+  /**
+   * After a restart with the same journal folder (and once the state machines
+   * are registered again): goes on with every execution that was running.
+   * Returns their names.
+   */
+  resumeJournaled(): string[];
   /** Stops serving, aborts running executions, waits briefly for their tasks. */
   close(): Promise<void>;
 }
@@ -61,6 +68,8 @@ export interface StartLocalStepFunctionsOptions {
   logger?: LocalLogger;
   /** How many closed executions to remember (default 1000). */
   maxClosedExecutions?: number;
+  /** Keep running executions here so they survive a restart (step-functions/journal.ts); in memory when absent. */
+  journalDir?: string;
 }
 
 /** How long close() waits for abandoned task invocations before giving up on them. */
@@ -71,7 +80,8 @@ export async function startLocalStepFunctions(options: StartLocalStepFunctionsOp
   const store = new ExecutionStore(options.maxClosedExecutions ?? DEFAULT_MAX_CLOSED_EXECUTIONS);
   const tokens = new TaskTokenRegistry();
   const registry = new MachineRegistry(scope, (work) => store.track(work), tokens);
-  const runner = createRunner({ store, scope, emit: safeEmitter(options), logger: options.logger });
+  const journal = options.journalDir ? createExecutionJournal(options.journalDir) : NO_JOURNAL;
+  const runner = createRunner({ store, scope, emit: safeEmitter(options), logger: options.logger, journal });
   const server = await startJsonProtocolServer({
     host: options.host ?? "127.0.0.1",
     port: options.port,
@@ -83,11 +93,35 @@ export async function startLocalStepFunctions(options: StartLocalStepFunctionsOp
     register: (machine) => registry.register(machine),
     executions: () => store.list(),
     waitForIdle: () => store.waitForIdle(),
+    resumeJournaled: () => resumeJournaled(journal, store, registry, runner),
     close: async () => {
       await server.close();
-      await abortAll(store, runner, options.logger);
+      // A closing stack's executions stay journaled: the next start goes on with them.
+      if (options.journalDir) runner.detachAll();
+      else await abortAll(store, runner, options.logger);
     },
   };
+}
+
+function resumeJournaled(journal: ExecutionJournal, store: ExecutionStore, registry: MachineRegistry, runner: Runner): string[] {
+  const resumed: string[] = [];
+  for (const entry of journal.load()) {
+    if (store.find(entry.executionArn)) continue;
+    const record = {
+      executionArn: entry.executionArn,
+      stateMachineArn: entry.stateMachineArn,
+      name: entry.name,
+      status: "RUNNING" as const,
+      startDate: new Date(entry.startDate),
+      input: entry.input,
+      inputValue: JSON.parse(entry.input) as unknown,
+    };
+    store.add(record);
+    const machine = registry.get(entry.stateMachineArn);
+    runner.resume(record, machine, machine ? resumePoint(entry.at, machine.states) : { kind: "unresumable", cause: "Its state machine is no longer deployed." });
+    resumed.push(entry.name);
+  }
+  return resumed;
 }
 
 /** A listener that throws must not break an execution. */

@@ -88,6 +88,35 @@ async function queryEvents(db: Db, runId: string, afterSeq: number, limit: numbe
 
 const MAX_SEQ = 999_999_999_999;
 
+/**
+ * Run records and their events share one retention setting
+ * (`events.retentionDays`): the run record expires `retentionDays` after it
+ * ended (runRecordExpiry), an event `retentionDays` after it was written plus
+ * the longest a run can last, so no event of a run expires before its record
+ * ("events as long as the run record").
+ */
+export const RUN_LIFETIME_SLACK_SECONDS = 49 * 3600;
+
 export function eventExpiry(nowMs: number, retentionDays: number): number {
-  return epochSeconds(nowMs) + retentionDays * 86_400;
+  return epochSeconds(nowMs) + retentionDays * 86_400 + RUN_LIFETIME_SLACK_SECONDS;
+}
+
+/** When an ended run's record expires (DynamoDB TTL on `expiresAt`; readers treat it as absent after). */
+export function runRecordExpiry(endedAtMs: number, retentionDays: number): number {
+  return epochSeconds(endedAtMs) + retentionDays * 86_400;
+}
+
+/** The run's newest `limit` events, newest first (without the cumulative text rebuilt). */
+export async function lastEvents(db: Db, runId: string, limit = 1): Promise<RunEvent[]> {
+  const out = await db.doc.send(
+    new QueryCommand({
+      TableName: db.table,
+      KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+      ExpressionAttributeValues: { ":pk": keys.run(runId).pk, ":prefix": prefixes.runEvent },
+      ScanIndexForward: false,
+      Limit: limit,
+      ConsistentRead: true,
+    }),
+  );
+  return (out.Items ?? []).map(({ pk: _pk, sk: _sk, ...rest }) => RunEventSchema.parse(rest));
 }

@@ -1,7 +1,7 @@
 import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { z } from "zod";
 import { keys } from "./keys";
-import { conditionally, type Db } from "./dynamo";
+import { conditionally, isExpired, type Db } from "./dynamo";
 import { QUEUE_MODES } from "../core/queue-settings";
 
 /**
@@ -83,18 +83,21 @@ export const RunRecordSchema = z.object({
   /** Steer: the messages this run took at its model calls. */
   steeredIds: z.array(z.string()).optional(),
   expiresAt: z.number().optional(),
+  /** When the requester's final `res` was posted (a finalize retry does not post it again). */
+  finalRepliedAt: z.number().optional(),
 });
 export type RunRecord = z.infer<typeof RunRecordSchema>;
 
-export function parseRun(item: Record<string, unknown> | undefined): RunRecord | undefined {
-  if (!item) return undefined;
+export function parseRun(item: Record<string, unknown> | undefined, nowMs = Date.now()): RunRecord | undefined {
+  // Past its TTL the record is gone (AWS deletes it late; the local emulator never does).
+  if (!item || isExpired(item as { expiresAt?: number }, nowMs)) return undefined;
   const { pk: _pk, sk: _sk, ...rest } = item;
   return RunRecordSchema.parse(rest);
 }
 
 export async function getRun(db: Db, runId: string, consistent = true): Promise<RunRecord | undefined> {
   const out = await db.doc.send(new GetCommand({ TableName: db.table, Key: keys.run(runId), ConsistentRead: consistent }));
-  return parseRun(out.Item);
+  return parseRun(out.Item, db.now());
 }
 
 /** Creates the run record; false when a run with this id already exists (idempotent intake). */
@@ -209,6 +212,8 @@ export async function recordUserEntry(db: Db, runId: string, seq: number): Promi
 export interface RunEnding {
   status: Extract<RunStatus, "ok" | "error" | "timeout" | "aborted">;
   endedAt: number;
+  /** TTL (epoch seconds): the run's retention counted from its end (event-log.ts runRecordExpiry). */
+  expiresAt?: number;
   error?: string;
   result?: RunResult;
 }
@@ -247,6 +252,10 @@ export async function markEnded(db: Db, runId: string, ending: RunEnding): Promi
     ":aborted": "aborted",
   };
   const sets = ["#s = :status", "endedAt = :endedAt", "startedAt = if_not_exists(startedAt, :endedAt)"];
+  if (ending.expiresAt !== undefined) {
+    sets.push("expiresAt = :expiresAt");
+    values[":expiresAt"] = ending.expiresAt;
+  }
   addEndingDetails(ending, sets, names, values);
   return conditionally(() =>
     db.doc.send(
@@ -300,5 +309,18 @@ export async function markAbortedBeforeStart(db: Db, runId: string, error: strin
         ExpressionAttributeValues: { ":aborted": "aborted", ":now": now, ":error": error, ":accepted": "accepted", ":queued": "queued" },
       }),
     ),
+  );
+}
+
+/** Notes that the requester got its final answer (best effort: at worst a retry posts it again). */
+export async function markFinalReplied(db: Db, runId: string): Promise<void> {
+  await db.doc.send(
+    new UpdateCommand({
+      TableName: db.table,
+      Key: keys.run(runId),
+      UpdateExpression: "SET finalRepliedAt = if_not_exists(finalRepliedAt, :now)",
+      ConditionExpression: "attribute_exists(pk)",
+      ExpressionAttributeValues: { ":now": db.now() },
+    }),
   );
 }

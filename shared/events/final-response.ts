@@ -1,5 +1,5 @@
 import { removeConnection } from "../aws/connections";
-import { getRun, TERMINAL_STATUSES } from "../aws/runs";
+import { getRun, markFinalReplied, TERMINAL_STATUSES } from "../aws/runs";
 import { deliverFrame } from "./delivery";
 import { finalResponseFrame } from "../protocol/agent-final";
 import { MAX_FRAME_BYTES } from "../protocol/limits";
@@ -19,6 +19,7 @@ export async function replyToRequester(deps: Pick<RunDeps, "db" | "pusher" | "lo
   const frame = finalResponseFrame(requestId, run, frameChunks ? undefined : MAX_FRAME_BYTES);
   try {
     if ((await deliverFrame(deps.pusher, connectionId, frame)) === "gone") await removeConnection(deps.db, connectionId);
+    await markFinalReplied(deps.db, runId);
   } catch (error) {
     // Never fails the run: the answer stays available to a repeated request and over REST.
     deps.log.warn("final response delivery failed", { runId, connectionId, error: String(error) });

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { z } from "zod";
 import { ApiError } from "./errors";
 import { validate } from "./validate";
@@ -75,4 +76,14 @@ export function toAgentRequest(params: WsAgentParams): AgentRequest {
     ...(params.trigger ? { trigger: params.trigger } : {}),
   };
   return validate(AgentRequestSchema, candidate);
+}
+
+/**
+ * The idempotency key of an `agent` frame that carries none: derived from the
+ * connection and the frame's request id, so a retried asynchronous invocation
+ * of the same frame (Lambda retries a failed Event invocation) maps to the
+ * same run instead of starting a second one.
+ */
+export function frameIdempotencyKey(connectionId: string, requestId: string): string {
+  return `ws-${createHash("sha256").update(`${connectionId}\n${requestId}`).digest("base64url")}`;
 }

@@ -19,6 +19,7 @@ import { runDeadline, runLoopIteration, type IterationInput } from "./loop-itera
 import type { StepPointer } from "./pointer";
 import { emitterDeps } from "./start-run";
 import { createSteeringPort } from "../lanes/steering";
+import { committedAnswer } from "./committed-answer";
 
 /** Stop starting new model calls when less than this is left before the Lambda deadline. */
 export const YIELD_MARGIN_MS = 60_000;
@@ -81,7 +82,9 @@ async function executeAttempt(
       },
       shouldYield: () => clock.remainingMs() < YIELD_MARGIN_MS,
     });
-    const report = await runAttemptSession({
+    // A retry after a crash that came after the answer was committed: finish from it, never answer twice.
+    const recovered = committedAnswer(claim, run.runId);
+    const report = recovered ?? await runAttemptSession({
       ...session,
       calibration: calibrationOf(loop),
       strictTurns: loop.strictTurns,

@@ -14,6 +14,7 @@ import type { FinalizeInput } from "./pointer";
 import { emitterDeps } from "./start-run";
 import { loopMeta } from "./run-trace";
 import { outboundReply, runEndHooks } from "./run-end-hooks";
+import { lastEvents, runRecordExpiry } from "../aws/event-log";
 
 type Finalize = Extract<Decision, { action: "finalize" }>;
 
@@ -28,6 +29,9 @@ export async function finalizeRun(deps: RunDeps, input: FinalizeInput): Promise<
   if (!run) throw new RunNotFoundError(input.runId);
   const decision = finalDecision(input);
   if (!TERMINAL_STATUSES.has(run.status)) await endRun(deps, run, input, decision);
+  // A retry after the terminal write (this Lambda died, timed out, or lost its answer) completes
+  // what the first try may not have done: the lifecycle end event and the requester's final answer.
+  else await completeEnding(deps, run);
   await releaseWriter(deps.db, { sessionId: run.sessionId, runId: run.runId });
   // Settles messages folded into this run, frees its global slot, starts the session's next run.
   await handOffLane(deps, run.runId);
@@ -65,6 +69,7 @@ async function endRun(deps: RunDeps, run: RunRecord, input: FinalizeInput, decis
   const ended = await markEnded(deps.db, run.runId, {
     status: decision.status,
     endedAt,
+    expiresAt: runRecordExpiry(endedAt, deps.config.events.retentionDays),
     ...(decision.error ? { error: decision.error } : {}),
     result: { payloads, meta },
   });
@@ -72,19 +77,7 @@ async function endRun(deps: RunDeps, run: RunRecord, input: FinalizeInput, decis
   if (decision.status !== "ok") deps.log.warn("run ended without an answer", { runId: run.runId, status: decision.status, reason: decision.reason, ...(decision.detail ? { detail: decision.detail } : {}) });
   recordRunEnded(decision.status, meta.durationMs);
   const emitter = await RunEventEmitter.open(emitterDeps(deps), run.runId, run.sessionKey);
-  if (decision.status === "ok") {
-    emitter.emit("lifecycle", { phase: "end", startedAt: run.startedAt, endedAt, livenessState: "working", payloads, meta });
-  } else {
-    emitter.emit("lifecycle", {
-      phase: "error",
-      startedAt: run.startedAt,
-      endedAt,
-      error: decision.error ?? "The run failed.",
-      livenessState: meta.livenessState,
-      status: decision.status,
-      ...(meta.error ? { kind: meta.error.kind } : {}),
-    });
-  }
+  emitter.emit("lifecycle", lifecycleEnding({ status: decision.status, startedAt: run.startedAt, endedAt, error: decision.error, payloads, meta }));
   await emitter.flush();
   // The WebSocket `agent` request that started the run gets its final `res` now, from this Lambda.
   await replyToRequester(deps, run.runId);
@@ -95,4 +88,50 @@ async function endRun(deps: RunDeps, run: RunRecord, input: FinalizeInput, decis
     sentText,
     meta: { durationMs: meta.durationMs, model: meta.model, attempts: meta.attempts, usage, ...(meta.error ? { error: meta.error } : {}) },
   });
+}
+
+interface Ending {
+  status: string;
+  startedAt?: number;
+  endedAt: number;
+  error?: string;
+  payloads: unknown[];
+  meta: Record<string, unknown> & { livenessState?: unknown; error?: { kind?: unknown } };
+}
+
+/** `lifecycle end` for an ok run, `lifecycle error` otherwise. */
+function lifecycleEnding(ending: Ending): Record<string, unknown> {
+  if (ending.status === "ok") {
+    return { phase: "end", startedAt: ending.startedAt, endedAt: ending.endedAt, livenessState: "working", payloads: ending.payloads, meta: ending.meta };
+  }
+  return {
+    phase: "error",
+    startedAt: ending.startedAt,
+    endedAt: ending.endedAt,
+    error: ending.error ?? "The run failed.",
+    livenessState: ending.meta.livenessState,
+    status: ending.status,
+    ...(ending.meta.error ? { kind: ending.meta.error.kind } : {}),
+  };
+}
+
+/**
+ * The run is already ended: emit its lifecycle end/error if the log does not
+ * end with one yet (from the stored result), and answer its requester. Both
+ * are idempotent: the log's last event tells whether the end went out, and
+ * `finalRepliedAt` whether the final `res` did (a missing one would make an
+ * OpenClaw client wait forever).
+ */
+async function completeEnding(deps: RunDeps, run: RunRecord): Promise<void> {
+  const last = (await lastEvents(deps.db, run.runId))?.[0];
+  const ended = last?.stream === "lifecycle" && (last.data.phase === "end" || last.data.phase === "error");
+  if (!ended && run.result) {
+    const emitter = await RunEventEmitter.open(emitterDeps(deps), run.runId, run.sessionKey);
+    emitter.emit(
+      "lifecycle",
+      lifecycleEnding({ status: run.status, startedAt: run.startedAt, endedAt: run.endedAt ?? deps.db.now(), error: run.error, payloads: run.result.payloads, meta: run.result.meta as Ending["meta"] }),
+    );
+    await emitter.flush();
+  }
+  if (run.finalRepliedAt === undefined) await replyToRequester(deps, run.runId);
 }

@@ -46,7 +46,7 @@ function crashKind(errorName: string): FailureKind {
   return TIMEOUT_CRASH_ERRORS.includes(errorName) ? "timeout" : "unknown";
 }
 
-function isRetryableCrash(errorName: string): boolean {
+export function isRetryableCrash(errorName: string): boolean {
   return !PERMANENT_CRASH_ERRORS.includes(errorName);
 }
 

@@ -1,4 +1,4 @@
-import { getRun, requestAbort, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
+import { getRun, recordExecution, requestAbort, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
 import type { ExecutionState, ExecutionStatus } from "../aws/executions";
 import { finalizeRun } from "../run/finalize-run";
 import type { RunDeps } from "../ports/run-deps";
@@ -15,10 +15,42 @@ export function isClosed(status: ExecutionStatus): boolean {
 }
 
 const CONTINUED = /-c(\d+)$/;
+const REDRIVEN = /-r(\d+)$/;
 
-/** The run id an execution belongs to: the run's first execution is named by it, continuations `<runId>-c<n>`. */
+/** The run id an execution belongs to: the run's first execution is named by it, continuations `<runId>-c<n>`, re-drives `<runId>-r<n>`. */
 export function runIdOfExecution(name: string): string {
-  return name.replace(CONTINUED, "");
+  return name.replace(CONTINUED, "").replace(REDRIVEN, "");
+}
+
+/** How many times the sweeper may re-drive a run whose execution died for an infrastructure reason. */
+export const MAX_REDRIVES = 2;
+
+/** The execution died of the service, not of the run: a Step Functions runtime failure, or it is gone. */
+export function diedOfInfrastructure(execution: ExecutionState | undefined): boolean {
+  return execution === undefined || (execution.status === "FAILED" && execution.error === "States.Runtime");
+}
+
+/**
+ * A run whose execution died for an infrastructure reason goes on in a fresh
+ * execution `<runId>-r<n>` (StartRun is idempotent and the attempt starts on
+ * the latest committed transcript: what a Step Functions retry does), at most
+ * MAX_REDRIVES times; after that, or when this deployment cannot start
+ * executions, it ends at once with a clear error.
+ */
+export async function redriveOrEnd(deps: RunDeps, run: RunRecord, execution: ExecutionState | undefined): Promise<"redriven" | "ended"> {
+  const generation = Number(REDRIVEN.exec(runIdOfExecutionTail(run.executionArn))?.[1] ?? 0) + 1;
+  if (generation <= MAX_REDRIVES && deps.executions.continueRun) {
+    const started = await deps.executions.continueRun(`${run.runId}-r${generation}`, { runId: run.runId });
+    if (started.executionArn) await recordExecution(deps.db, run.runId, started.executionArn);
+    deps.log.warn("run re-driven after its execution died", { runId: run.runId, generation, error: execution?.error ?? "ExecutionDoesNotExist" });
+    return "redriven";
+  }
+  await endDeadRun(deps, run, execution ?? { status: "FAILED", error: "ExecutionDoesNotExist", cause: "The run's execution no longer exists." });
+  return "ended";
+}
+
+function runIdOfExecutionTail(executionArn: string | undefined): string {
+  return (executionArn ?? "").split(":").pop() ?? "";
 }
 
 /**
@@ -78,6 +110,8 @@ export async function onExecutionEnded(deps: RunDeps, ended: ExecutionEnded): Pr
     const state = await currentExecution(deps, run);
     if (state === "unknown" || !state || !isClosed(state.status)) return "ignored";
   }
-  await endDeadRun(deps, run, { status: ended.status, ...(ended.error ? { error: ended.error } : {}), ...(ended.cause ? { cause: ended.cause } : {}) });
+  const state: ExecutionState = { status: ended.status, ...(ended.error ? { error: ended.error } : {}), ...(ended.cause ? { cause: ended.cause } : {}) };
+  if (diedOfInfrastructure(state) && (await redriveOrEnd(deps, run, state)) === "redriven") return "ignored";
+  await endDeadRun(deps, run, state);
   return "finalized";
 }

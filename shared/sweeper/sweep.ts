@@ -9,7 +9,7 @@ import { stalledAbortMs } from "../config/lanes-config";
 import { isBusy } from "../core/lanes";
 import { classifyRunning, shouldReport } from "../core/stuck";
 import type { RunDeps } from "../ports/run-deps";
-import { currentExecution, endDeadRun, isClosed } from "./dead-runs";
+import { currentExecution, diedOfInfrastructure, endDeadRun, isClosed, redriveOrEnd } from "./dead-runs";
 import { freeSlotsOfEndedRuns, pumpGlobalLane } from "../lanes/global";
 import { pumpLane } from "../lanes/pump";
 import { ABORT_DRAIN_MS, SWEEP_INTERVAL_MS } from "../lanes/sweep";
@@ -83,6 +83,11 @@ async function sweepLane(deps: RunDeps, registered: RegisteredLane, report: Swee
     return;
   }
   const execution = await currentExecution(deps, run);
+  if (execution !== "unknown" && run.status === "running" && diedOfInfrastructure(execution)) {
+    report.diagnostics.push({ kind: "session.stuck", sessionKey, runId: run.runId, detail: `the run's execution ${execution ? `failed (${execution.error})` : "no longer exists"}` });
+    if ((await redriveOrEnd(deps, run, execution)) === "ended") report.finalized.push(run.runId);
+    return;
+  }
   if (execution !== "unknown" && execution && isClosed(execution.status)) {
     report.diagnostics.push({ kind: "session.stuck", sessionKey, runId: run.runId, detail: `the run's execution ended (${execution.status}) without finalizing it` });
     await endDeadRun(deps, run, execution);

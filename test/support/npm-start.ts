@@ -10,14 +10,22 @@ export interface StartedApp {
   model: string;
   output: () => string;
   stop(): Promise<void>;
+  /** `kill -9`: no shutdown hooks run; the data folder stays (a restart reuses it). */
+  kill(): Promise<void>;
+  dataDir: string;
+}
+
+export interface StartOptions {
+  /** Reuse this data folder (a restart) and leave it in place on stop; else a throw-away one. */
+  dataDir?: string;
 }
 
 /**
  * Boots the system exactly as `npm start` does (same entry, same defaults),
  * on a free port and a throw-away data folder, and reads what it prints.
  */
-export async function startLikeNpmStart(env: Record<string, string> = {}): Promise<StartedApp> {
-  const dataDir = mkdtempSync(join(tmpdir(), "agent-runner-"));
+export async function startLikeNpmStart(env: Record<string, string> = {}, options: StartOptions = {}): Promise<StartedApp> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "agent-runner-"));
   const child = spawn(process.execPath, ["--import", "tsx", "infra/local/main.ts"], {
     cwd: process.cwd(),
     env: { ...process.env, PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "warn", AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true", ...env },
@@ -30,15 +38,22 @@ export async function startLikeNpmStart(env: Record<string, string> = {}): Promi
   return {
     ...banner,
     output: () => output,
+    dataDir,
     stop: async () => {
       await stopChild(child);
-      rmSync(dataDir, { recursive: true, force: true });
+      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
+    kill: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once("exit", () => resolve());
+        child.kill("SIGKILL");
+      }),
   };
 }
 
 async function waitForBanner(child: ChildProcess, output: () => string) {
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + 150_000; // a loaded machine (8 agents testing) can take a minute and more
   while (Date.now() < deadline) {
     const text = output();
     const rest = /REST base URL : (\S+)/.exec(text);

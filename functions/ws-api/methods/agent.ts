@@ -10,7 +10,7 @@ import { queuePlacement, sessionBusy } from "../../../shared/intake/answer";
 import { waitForRun } from "../../../shared/intake/wait";
 import { finalResponseFrame } from "../../../shared/protocol/agent-final";
 import { CAP_FRAME_CHUNKS, DEFAULT_AGENT_ID, MAX_FRAME_BYTES } from "../../../shared/protocol/limits";
-import { toAgentRequest, WsAgentParamsSchema } from "../../../shared/protocol/ws-agent";
+import { frameIdempotencyKey, toAgentRequest, WsAgentParamsSchema } from "../../../shared/protocol/ws-agent";
 import { FrameReply, type Method } from "./types";
 
 /** agent.wait default (OpenClaw): 30 s, wait-only. */
@@ -23,7 +23,9 @@ export const DEFAULT_WAIT_MS = 30_000;
  * connection only (shared/run/final-response.ts).
  */
 export const agentMethod: Method = async (deps, { connectionId, requestId, connection, params, caller }) => {
-  const request = toAgentRequest(validate(WsAgentParamsSchema, params));
+  const parsed = toAgentRequest(validate(WsAgentParamsSchema, params));
+  // The route is invoked asynchronously (retried by Lambda on failure): a frame without a key still starts one run.
+  const request = parsed.idempotencyKey ? parsed : { ...parsed, idempotencyKey: frameIdempotencyKey(connectionId, requestId) };
   // Another tenant's session is refused before this connection subscribes to it.
   if (caller) await ownedSessionOrNone(deps.db, caller, request.sessionKey);
   // Subscribe first, so not even `lifecycle start` can slip past this client.

@@ -47,6 +47,8 @@ export interface DeployedFunction {
   environment: Record<string, string>;
   /** Async invocations: retries after a function error (EventInvokeConfig, default 2). */
   maxRetryAttempts: number;
+  /** Async invocations: where an event goes once its retries are exhausted (EventInvokeConfig OnFailure; an SQS queue ARN). */
+  asyncFailureDestination?: string;
 }
 
 export interface DeployedResources {
@@ -81,7 +83,9 @@ export async function deployResources(assembly: LoadedAssembly, env: DeployEnvir
   const statements = roleStatements(template, scope);
   const functions = new Map<string, DeployedFunction>();
   for (const [logicalId, resource] of resources.filter(([, r]) => r.Type === "AWS::Lambda::Function")) {
-    functions.set(logicalId, prepareFunction(logicalId, resource, assembly, scope, statements, env, retryAttemptsOf(resources, logicalId)));
+    const fn = prepareFunction(logicalId, resource, assembly, scope, statements, env, retryAttemptsOf(resources, logicalId));
+    const destination = failureDestinationOf(resources, logicalId, scope);
+    functions.set(logicalId, destination ? { ...fn, asyncFailureDestination: destination } : fn);
   }
   const queueUrls = new Map<string, string>();
   for (const [, fact] of facts) if (fact.attributes.QueueUrl) queueUrls.set(fact.attributes.QueueUrl, fact.attributes.Arn);
@@ -145,6 +149,12 @@ function retryAttemptsOf(resources: [string, CfnResource][], functionLogicalId: 
   const config = resources.find(([, r]) => r.Type === "AWS::Lambda::EventInvokeConfig" && (r.Properties?.FunctionName as { Ref?: string })?.Ref === functionLogicalId);
   const value = config?.[1].Properties?.MaximumRetryAttempts;
   return typeof value === "number" ? value : 2;
+}
+
+function failureDestinationOf(resources: [string, CfnResource][], functionLogicalId: string, scope: ResolveScope): string | undefined {
+  const config = resources.find(([, r]) => r.Type === "AWS::Lambda::EventInvokeConfig" && (r.Properties?.FunctionName as { Ref?: string })?.Ref === functionLogicalId);
+  const destination = (config?.[1].Properties?.DestinationConfig as { OnFailure?: { Destination?: unknown } } | undefined)?.OnFailure?.Destination;
+  return destination === undefined ? undefined : String(resolveValue(destination, scope));
 }
 
 function prepareFunction(

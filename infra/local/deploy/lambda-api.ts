@@ -14,7 +14,8 @@ export interface LambdaApiOptions {
   lookup(nameOrArn: string): DeployedFunction | undefined;
   retryDelayMs: number;
   track(work: Promise<unknown>): void;
-  onAsyncFailure?(fn: string, error: unknown): void;
+  /** Retries exhausted: the function, the event, the last error (the stack sends it to the OnFailure destination). */
+  onAsyncFailure?(fn: DeployedFunction, payload: string, error: unknown, attempts: number): void;
 }
 
 const INVOKE_PATH = /^\/2015-03-31\/functions\/([^/]+)\/invocations/;
@@ -50,7 +51,7 @@ async function invokeWithRetries(fn: DeployedFunction, payload: string, options:
       await fn.pool.invokeJson(payload);
       return;
     } catch (failure) {
-      if (attempt === fn.maxRetryAttempts) options.onAsyncFailure?.(fn.name, failure);
+      if (attempt === fn.maxRetryAttempts) options.onAsyncFailure?.(fn, payload, failure, attempt + 1);
       else await new Promise((resolve) => setTimeout(resolve, options.retryDelayMs));
     }
   }

@@ -97,6 +97,31 @@ export class FunctionPool {
     if (this.sandboxes.size === 0) this.release(this.spawn());
   }
 
+  /**
+   * Fault injection (infra/local/faults.ts): every running invocation dies
+   * now — its runtime crashes (Runtime.ExitError) or it is stopped as past
+   * its timeout (Sandbox.Timedout). Settles when the sandboxes are gone.
+   */
+  async killRunning(kind: "crash" | "timeout"): Promise<number> {
+    const running = [...this.sandboxes].filter((sandbox) => sandbox.busy && sandbox.pending);
+    await Promise.all(
+      running.map(async (sandbox) => {
+        const pending = sandbox.pending!;
+        if (kind === "timeout") {
+          clearTimeout(pending.timer);
+          sandbox.pending = undefined;
+          this.sandboxes.delete(sandbox);
+          pending.reject(new LambdaFunctionError({
+            errorType: LAMBDA_TIMEOUT_ERROR_TYPE,
+            errorMessage: `RequestId: ${pending.requestId} Error: Task timed out after ${this.definition.timeoutSeconds.toFixed(2)} seconds`,
+          }));
+        }
+        await sandbox.worker.terminate().catch(() => undefined);
+      }),
+    );
+    return running.length;
+  }
+
   busyCount(): number {
     return [...this.sandboxes].filter((s) => s.busy).length;
   }

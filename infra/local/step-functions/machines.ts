@@ -26,6 +26,10 @@ export interface RegisteredMachine {
   engine: StateMachine;
   overrides: Record<string, TaskOverride>;
   waitStateMs?: Record<string, number>;
+  /** The prepared definition's states (a restart resumes an execution at one of them). */
+  states: Record<string, Record<string, unknown>>;
+  /** An engine that starts at `state` (cached): resuming a journaled execution there. */
+  engineFrom(state: string): StateMachine;
 }
 
 export class MachineRegistry {
@@ -56,7 +60,16 @@ export class MachineRegistry {
       tokens: this.tokens,
     });
     const arn = stateMachineArn(this.scope, machine.name);
-    this.machines.set(arn, { arn, name: machine.name, engine, overrides, waitStateMs: machine.waitStateMs });
+    const states = (definition as unknown as { States: Record<string, Record<string, unknown>> }).States;
+    const fromState = new Map<string, StateMachine>();
+    const engineFrom = (state: string): StateMachine => {
+      if (state === (definition as { StartAt?: string }).StartAt) return engine;
+      // Validated above as a whole; from a later state the earlier ones are unreachable, which the validator refuses.
+      const cached = fromState.get(state) ?? new StateMachine({ ...definition, StartAt: state }, { validationOptions: { noValidate: true } });
+      fromState.set(state, cached);
+      return cached;
+    };
+    this.machines.set(arn, { arn, name: machine.name, engine, overrides, waitStateMs: machine.waitStateMs, states, engineFrom });
     return arn;
   }
 

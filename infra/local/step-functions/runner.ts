@@ -20,8 +20,9 @@ import {
   toSummary,
 } from "./executions";
 import { dataLimitCause, exceedsStateLimit } from "./limits";
+import type { ExecutionJournal, ResumeAt } from "./journal";
 import type { RegisteredMachine } from "./machines";
-import type { JsonValue } from "./tasks";
+import type { JsonValue, TaskOverride } from "./tasks";
 import { TASK_TOKEN_PLACEHOLDER } from "./task-tokens";
 
 type EngineRun = ReturnType<StateMachine["run"]>;
@@ -39,6 +40,10 @@ export interface StopDetail {
 
 export interface Runner {
   launch(record: ExecutionRecord, machine: RegisteredMachine): void;
+  /** Goes on with an execution the journal kept across a restart (journal.ts resumePoint). */
+  resume(record: ExecutionRecord, machine: RegisteredMachine | undefined, at: ResumeAt): void;
+  /** Stops running every execution without closing it (a journaled stack shutting down: the next start resumes them). */
+  detachAll(): void;
   /** StopExecution: ABORTED now, with the caller's error and cause; no-op when closed. */
   stop(record: ExecutionRecord, detail: StopDetail): void;
 }
@@ -48,6 +53,7 @@ export interface RunnerDeps {
   scope: ArnScope;
   emit: (event: LocalExecutionEvent) => void;
   logger?: LocalLogger;
+  journal: ExecutionJournal;
 }
 
 /** How long a closed execution's "closed" event waits for its event log to drain. */
@@ -61,8 +67,10 @@ interface RunHandle {
 
 export function createRunner(deps: RunnerDeps): Runner {
   const handles = new Map<string, RunHandle>();
+  let detached = false;
   const finish = (record: ExecutionRecord, outcome: ExecutionOutcome): void => {
-    if (record.status !== "RUNNING") return;
+    if (record.status !== "RUNNING" || detached) return;
+    deps.journal.closed(record.executionArn);
     const handle = handles.get(record.executionArn);
     handles.delete(record.executionArn);
     // Tracked before the status changes so that waitForIdle also waits for
@@ -76,8 +84,23 @@ export function createRunner(deps: RunnerDeps): Runner {
   };
   return {
     launch: (record, machine) => {
-      const handle = launch(record, machine, deps, finish);
+      deps.journal.started({ executionArn: record.executionArn, stateMachineArn: machine.arn, name: record.name, input: record.input, startDate: record.startDate.getTime() });
+      const handle = launch(record, machine, deps, finish, { engine: machine.engine, input: record.inputValue });
       if (handle && record.status === "RUNNING") handles.set(record.executionArn, handle);
+    },
+    resume: (record, machine, at) => {
+      if (at.kind === "succeeded") return finish(record, successOutcome(at.output));
+      if (at.kind === "unresumable" || !machine) {
+        return finish(record, { status: "FAILED", error: STATES_RUNTIME, cause: at.kind === "unresumable" ? at.cause : "Its state machine is not deployed." });
+      }
+      const from = at.kind === "state" ? { engine: machine.engineFrom(at.state), input: at.input } : { engine: machine.engine, input: record.inputValue };
+      const handle = launch(record, machine, deps, finish, from);
+      if (handle && record.status === "RUNNING") handles.set(record.executionArn, handle);
+    },
+    detachAll: () => {
+      detached = true;
+      for (const handle of handles.values()) handle.abort();
+      handles.clear();
     },
     stop: (record, detail) => {
       const abort = handles.get(record.executionArn)?.abort;
@@ -92,13 +115,14 @@ function launch(
   machine: RegisteredMachine,
   deps: RunnerDeps,
   finish: (record: ExecutionRecord, outcome: ExecutionOutcome) => void,
+  from: { engine: StateMachine; input: unknown },
 ): RunHandle | undefined {
   // Set when the runner itself fails the execution (a state output over the
   // quota): the library only knows "aborted", the record must say why.
   let failure: StopDetail | undefined;
   try {
-    const run = machine.engine.run(record.inputValue as JsonValue, {
-      overrides: { taskResourceLocalHandlers: machine.overrides, ...(machine.waitStateMs ? { waitTimeOverrides: machine.waitStateMs } : {}) },
+    const run = from.engine.run(from.input as JsonValue, {
+      overrides: { taskResourceLocalHandlers: journaled(machine.overrides, record.executionArn, deps.journal), ...(machine.waitStateMs ? { waitTimeOverrides: machine.waitStateMs } : {}) },
       context: contextObject(record, machine, deps.scope),
     });
     const onEvent = (event: EngineEvent): void => {
@@ -119,6 +143,21 @@ function launch(
     finish(record, failureOutcome(error, undefined));
     return undefined;
   }
+}
+
+/** The Task handlers of one execution, recording where it is before and after each Task. */
+function journaled(overrides: Record<string, TaskOverride>, executionArn: string, journal: ExecutionJournal): Record<string, TaskOverride> {
+  return Object.fromEntries(
+    Object.entries(overrides).map(([state, invoke]) => [
+      state,
+      async (input: JsonValue) => {
+        journal.taskEntered(executionArn, state, input);
+        const output = await invoke(input);
+        journal.taskSucceeded(executionArn, state, input, output);
+        return output;
+      },
+    ]),
+  );
 }
 
 function settleWithin(work: Promise<void> | undefined, ms: number): Promise<void> {

@@ -1,0 +1,144 @@
+/**
+ * Soak (issue 16): many runs over many sessions on the template-deployed
+ * local stack, with scripted failures mixed in (429s, overloads, aborts,
+ * interrupts), then the counts that must be zero: runs lost (not ended),
+ * runs answered twice, lanes left busy; and how much the process's RSS grew.
+ *
+ *   npx tsx bench/soak.ts --runs 1000 --sessions 100      (the long one; figures in BENCHMARKS.md)
+ * CI runs a short version (test/e2e/soak.test.ts).
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { parseArgs } from "node:util";
+import { startLocalStack } from "../infra/local/stack";
+import { getLane } from "../shared/aws/lanes";
+import { getRun, TERMINAL_STATUSES } from "../shared/aws/runs";
+import { loadAgentConfig } from "../shared/config/config";
+import { chatStreamBody } from "../test/support/fake-openai-server";
+
+export const FAILURES = ["none", "rate_limit", "overloaded", "abort", "interrupt"] as const;
+type Failure = (typeof FAILURES)[number];
+
+export interface SoakReport {
+  runs: number;
+  sessions: number;
+  lost: number;
+  duplicated: number;
+  stuckLanes: number;
+  statuses: Record<string, number>;
+  rssGrowthMb: number;
+  rssGrowthMbPer1000Runs: number;
+  durationMs: number;
+}
+
+/** Answers by the message: `[rate_limit]` / `[overloaded]` fail the first call of that message, then answer. */
+class SoakModel {
+  readonly answers = new Map<string, number>();
+  private readonly seen = new Set<string>();
+  private readonly server = createServer((req, res) => void this.handle(req, res));
+  async start(): Promise<string> {
+    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/v1`;
+  }
+  close(): Promise<void> {
+    this.server.closeAllConnections();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}") as { messages?: { role: string; content: unknown }[] };
+    const user = [...(body.messages ?? [])].reverse().find((m) => m.role === "user");
+    const text = typeof user?.content === "string" ? user.content : JSON.stringify(user?.content ?? "");
+    const id = /\{(m\d+)\}/.exec(text)?.[1] ?? "?";
+    const first = !this.seen.has(id);
+    this.seen.add(id);
+    if (first && text.includes("[rate_limit]")) return json(res, 429, { error: { message: "Rate limit reached", type: "requests", code: "rate_limit_exceeded" } }, { "retry-after": "0" });
+    if (first && text.includes("[overloaded]")) return json(res, 503, { error: { message: "The server is overloaded", type: "server_error", code: null } });
+    this.answers.set(id, (this.answers.get(id) ?? 0) + 1);
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.end(chatStreamBody({ text: `Answer ${id}` }));
+  }
+}
+
+function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { "content-type": "application/json", ...headers });
+  res.end(JSON.stringify(body));
+}
+
+export async function runSoak(options: { runs: number; sessions: number; log?: (line: string) => void }): Promise<SoakReport> {
+  const model = new SoakModel();
+  const baseURL = await model.start();
+  const config = loadAgentConfig({ OPENAI_API_KEY: "soak", OPENAI_BASE_URL: baseURL, MODEL: "openai/gpt-4o" });
+  const stack = await startLocalStack({ config, waitStateMs: { WaitBeforeRetry: 50 } });
+  const started = Date.now();
+  try {
+    const headers = { authorization: `Bearer ${stack.authToken}`, "content-type": "application/json" };
+    const post = async (path: string, body: unknown) => (await fetch(`${stack.restUrl}${path}`, { method: "POST", headers, body: JSON.stringify(body) })).json() as Promise<any>;
+    const rssBefore = process.memoryUsage().rss;
+    const runIds: string[] = [];
+    for (let wave = 0; wave * options.sessions < options.runs; wave += 1) {
+      const batch = await Promise.all(
+        Array.from({ length: Math.min(options.sessions, options.runs - wave * options.sessions) }, async (_, s) => {
+          const n = wave * options.sessions + s;
+          const failure: Failure = FAILURES[n % FAILURES.length];
+          const queue = failure === "interrupt" ? { queue: { mode: "interrupt" } } : { queue: { mode: "followup" } };
+          const accepted = await post("/v1/agent", { sessionKey: `soak-${s}`, message: `{m${n}} [${failure}] hello`, idempotencyKey: `soak-${n}`, ...queue });
+          if (failure === "abort") await post(`/v1/runs/${accepted.runId}/abort`, {});
+          return accepted.runId as string;
+        }),
+      );
+      runIds.push(...batch);
+      options.log?.(`accepted ${runIds.length}/${options.runs}`);
+    }
+    const statuses: Record<string, number> = {};
+    let lost = 0;
+    for (const runId of runIds) {
+      const run = await waitTerminal(stack, runId);
+      if (!run) lost += 1;
+      else statuses[run.status] = (statuses[run.status] ?? 0) + 1;
+    }
+    await stack.idle();
+    let stuckLanes = 0;
+    for (let s = 0; s < options.sessions; s += 1) {
+      const lane = await getLane(stack.deps.db, `soak-${s}`);
+      if (lane.activeRunId !== undefined || lane.waiting.length > 0) stuckLanes += 1;
+    }
+    const rssGrowthMb = (process.memoryUsage().rss - rssBefore) / 1024 / 1024;
+    return {
+      runs: runIds.length,
+      sessions: options.sessions,
+      lost,
+      duplicated: [...model.answers.values()].filter((count) => count > 1).length,
+      stuckLanes,
+      statuses,
+      rssGrowthMb: Math.round(rssGrowthMb * 10) / 10,
+      rssGrowthMbPer1000Runs: Math.round((rssGrowthMb / runIds.length) * 1000 * 10) / 10,
+      durationMs: Date.now() - started,
+    };
+  } finally {
+    await stack.close();
+    await model.close();
+  }
+}
+
+async function waitTerminal(stack: Awaited<ReturnType<typeof startLocalStack>>, runId: string) {
+  const deadline = Date.now() + 300_000;
+  for (;;) {
+    const run = await getRun(stack.deps.db, runId);
+    if (run && TERMINAL_STATUSES.has(run.status)) return run;
+    if (Date.now() > deadline) return undefined;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { values } = parseArgs({ options: { runs: { type: "string", default: "1000" }, sessions: { type: "string", default: "100" } } });
+  runSoak({ runs: Number(values.runs), sessions: Number(values.sessions), log: (line) => process.stderr.write(`${line}\n`) }).then(
+    (report) => process.stdout.write(`${JSON.stringify(report, null, 2)}\n`),
+    (error: unknown) => {
+      process.stderr.write(`soak failed: ${String(error)}\n`);
+      process.exit(1);
+    },
+  );
+}

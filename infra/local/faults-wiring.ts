@@ -1,0 +1,39 @@
+/**
+ * Connects a FaultPlan (faults.ts) to the stack: the edge's per-call hook
+ * (which function called, by the principal its access key maps to) and the
+ * trigger wrapper around every invocation.
+ */
+import type { EdgeFaultAction } from "./aws-edge";
+import type { DeployedFunction } from "./deploy/deploy";
+import type { FaultPlan } from "./faults";
+
+export type { FaultPlan } from "./faults";
+
+type Around = <R>(fn: DeployedFunction, invoke: () => Promise<R>) => Promise<R>;
+
+export function edgeFaults(
+  plan: FaultPlan,
+  byName: (name: string) => DeployedFunction | undefined,
+  keyOf: (fn: DeployedFunction) => string | undefined,
+): (call: { service: string; action: string; principalArn: string; body: Buffer }) => EdgeFaultAction | undefined {
+  return (call) => {
+    // `arn:aws:sts::<account>:assumed-role/<role>/<function name>`
+    const fn = byName(call.principalArn.slice(call.principalArn.lastIndexOf("/") + 1));
+    if (!fn) return undefined;
+    const fault = plan.edgeFault({ service: call.service, action: call.action, caller: keyOf(fn), body: call.body });
+    if (!fault) return undefined;
+    const kill = (kind: "crash" | "timeout") => async () => void (await fn.pool.killRunning(kind));
+    if (fault.kind === "refuse") return { refuse: fault.error };
+    if (fault.kind === "kill-before") return { before: kill("crash") };
+    return { after: kill(fault.kind === "timeout-after" ? "timeout" : "crash") };
+  };
+}
+
+export function invokeFaults(plan: FaultPlan | undefined, keyOf: Record<string, string>, inner: Around | undefined): Around | undefined {
+  if (!plan) return inner;
+  return (fn, invoke) => {
+    const refused = plan.invokeFault(keyOf[fn.logicalId] ?? fn.logicalId);
+    if (refused) return Promise.reject(refused);
+    return inner ? inner(fn, invoke) : invoke();
+  };
+}

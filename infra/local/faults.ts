@@ -1,0 +1,137 @@
+/**
+ * The fault-injection layer of the local stack (issue 16): off unless a test
+ * passes a FaultPlan to startLocalStack. Two places see every boundary:
+ * - the AWS edge sees every SDK call a function makes (DynamoDB, SQS,
+ *   Step Functions, Lambda, the Management API): a rule answers it with the
+ *   service's own throttling / status error (the real SDK then retries or
+ *   raises what it raises in AWS), or kills the calling function's running
+ *   sandboxes right before or right after the call reaches the emulator (a
+ *   Lambda dying before or after a durable write), or runs it past its timeout;
+ * - the trigger wrapper sees every invocation (API Gateway, the SQS poller,
+ *   Step Functions tasks, rules): a rule refuses it as Lambda does when
+ *   throttled (TooManyRequestsException; a task then sees
+ *   Lambda.TooManyRequestsException).
+ * Each rule fires `times` times (default 1) and records its hits.
+ */
+import type { WireError } from "./aws-edge/wire-errors";
+import { coralError } from "./aws-edge/wire-errors";
+import { LambdaServiceError } from "./lambda-context";
+
+export type FaultEffect =
+  /** The service's throttling answer (DynamoDB ThrottlingException / ProvisionedThroughputExceededException, SQS, Step Functions, Lambda TooManyRequestsException). */
+  | { kind: "throttle"; code?: string }
+  /** A bare HTTP status with an error type (the Management API's 429, 500, 410 GoneException). */
+  | { kind: "status"; statusCode: number; errorType: string }
+  /** The calling function dies: before its call reaches the emulator, or after (the write happened, the answer is lost). */
+  | { kind: "kill"; when: "before" | "after" }
+  /** The calling function runs past its timeout right after this call (Sandbox.Timedout). */
+  | { kind: "timeout" };
+
+export interface EdgeFaultRule {
+  at: "edge";
+  /** Function key of the caller (the template's tag, e.g. "run-finalize"); any caller when absent. */
+  caller?: string;
+  /** The edge's IAM action, e.g. "dynamodb:UpdateItem", "execute-api:ManageConnections". */
+  action: string;
+  /** Only calls whose request body contains this text. */
+  bodyIncludes?: string;
+  effect: FaultEffect;
+  times?: number;
+}
+
+export interface InvokeFaultRule {
+  at: "invoke";
+  /** Function key of the invoked function. */
+  function: string;
+  effect: { kind: "throttle" };
+  times?: number;
+}
+
+export type FaultRule = EdgeFaultRule | InvokeFaultRule;
+
+export interface FaultHit {
+  rule: FaultRule;
+  detail: string;
+}
+
+/** What the edge does with one call. */
+export type EdgeFault =
+  | { kind: "refuse"; error: WireError }
+  | { kind: "kill-before" }
+  | { kind: "kill-after" }
+  | { kind: "timeout-after" };
+
+interface Armed {
+  rule: FaultRule;
+  left: number;
+}
+
+export class FaultPlan {
+  private armed: Armed[] = [];
+  readonly hits: FaultHit[] = [];
+
+  add(...rules: FaultRule[]): this {
+    for (const rule of rules) this.armed.push({ rule, left: rule.times ?? 1 });
+    return this;
+  }
+
+  clear(): void {
+    this.armed = [];
+  }
+
+  /** Rules not fired yet (a test usually expects 0: its fault really happened). */
+  get pending(): number {
+    return this.armed.filter((armed) => armed.left > 0).length;
+  }
+
+  /** The edge asks for each call of a function (`caller` = its key). */
+  edgeFault(call: { service: string; action: string; caller: string | undefined; body: Buffer }): EdgeFault | undefined {
+    const armed = this.take((rule) => rule.at === "edge" && rule.action === call.action && (rule.caller === undefined || rule.caller === call.caller) && (rule.bodyIncludes === undefined || call.body.toString("utf8").includes(rule.bodyIncludes)), `${call.caller ?? "?"} ${call.action}`);
+    if (!armed || armed.at !== "edge") return undefined;
+    const { effect } = armed;
+    if (effect.kind === "kill") return { kind: effect.when === "before" ? "kill-before" : "kill-after" };
+    if (effect.kind === "timeout") return { kind: "timeout-after" };
+    if (effect.kind === "status") return { kind: "refuse", error: statusError(effect.statusCode, effect.errorType) };
+    return { kind: "refuse", error: throttleError(call.service, effect.code) };
+  }
+
+  /** The trigger wrapper asks before each invocation of a function. */
+  invokeFault(functionKey: string): Error | undefined {
+    const armed = this.take((rule) => rule.at === "invoke" && rule.function === functionKey, `invoke ${functionKey}`);
+    if (!armed) return undefined;
+    return new LambdaServiceError("TooManyRequestsException", "Rate Exceeded.");
+  }
+
+  private take(matches: (rule: FaultRule) => boolean, detail: string): FaultRule | undefined {
+    const armed = this.armed.find((candidate) => candidate.left > 0 && matches(candidate.rule));
+    if (!armed) return undefined;
+    armed.left -= 1;
+    this.hits.push({ rule: armed.rule, detail });
+    return armed.rule;
+  }
+}
+
+const THROTTLE_CODES: Record<string, { status: number; code: string; message: string }> = {
+  dynamodb: { status: 400, code: "ThrottlingException", message: "Rate of requests exceeds the allowed throughput." },
+  states: { status: 400, code: "ThrottlingException", message: "Rate exceeded" },
+  sqs: { status: 400, code: "ThrottlingException", message: "Rate exceeded" },
+  secretsmanager: { status: 400, code: "ThrottlingException", message: "Rate exceeded" },
+  lambda: { status: 429, code: "TooManyRequestsException", message: "Rate Exceeded." },
+  "execute-api": { status: 429, code: "LimitExceededException", message: "Rate exceeded" },
+};
+
+function throttleError(service: string, code: string | undefined): WireError {
+  const known = THROTTLE_CODES[service] ?? { status: 400, code: "ThrottlingException", message: "Rate exceeded" };
+  const error = coralError(service, known.status, code ?? known.code, known.message);
+  // SQS's JSON protocol names the query-compatible code too (the SDK reads it).
+  if (service === "sqs") return { ...error, headers: { ...error.headers, "x-amzn-query-error": "ThrottlingException;Sender" } };
+  return error;
+}
+
+function statusError(statusCode: number, errorType: string): WireError {
+  return {
+    statusCode,
+    headers: { "content-type": "application/json", "x-amzn-errortype": errorType },
+    body: Buffer.from(JSON.stringify({ message: errorType })),
+  };
+}
