@@ -5,6 +5,7 @@ import { getRun, TERMINAL_STATUSES, type RunRecord } from "../../shared/aws/runs
 import { chat, FakeOpenAIServer } from "../support/fake-openai-server";
 import { startStackWithFakeOpenAI, stopStackWithFakeOpenAI } from "../support/fake-openai-stack";
 import { TestWsClient } from "../support/ws-client";
+import { until } from "../support/until";
 
 /**
  * Issue 18, queue behaviours on the deployed local stack: runs start in
@@ -28,16 +29,6 @@ async function post(body: Record<string, unknown>): Promise<{ status: number; bo
     body: JSON.stringify(body),
   });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-}
-
-async function until<T>(read: () => Promise<T | undefined>, what: string, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 const ended = (runId: string) =>

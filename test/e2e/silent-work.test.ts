@@ -5,6 +5,7 @@ import { startLocalStack, type LocalStack } from "../../infra/local/stack";
 import { AgentConfigSchema, loadAgentConfig } from "../../shared/config/config";
 import { getRun, TERMINAL_STATUSES } from "../../shared/aws/runs";
 import { chat, FakeOpenAIServer } from "../support/fake-openai-server";
+import { until } from "../support/until";
 
 /**
  * Long silent work is not a stalled run (issue 18): a tool call that says
@@ -61,16 +62,6 @@ afterAll(async () => {
   await oai?.close();
   await new Promise((resolve) => slowJob?.close(resolve));
 });
-
-async function until<T>(read: () => Promise<T | undefined>, what: string, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 describe("long silent work", () => {
   it("heartbeats a run through a tool call longer than the stall abort threshold; the sweeper does not abort it", async () => {
