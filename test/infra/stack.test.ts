@@ -32,8 +32,9 @@ const STATES_ARN_PREFIX = "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::Ac
 describe("resources", () => {
   it("has exactly the expected resource counts", () => {
     template.resourceCountIs("AWS::DynamoDB::Table", 1);
-    template.resourceCountIs("AWS::SQS::Queue", 2);
-    template.resourceCountIs("AWS::Lambda::Function", 9);
+    // The run queue, its dead-letter queue, and the failure destination of asynchronous invocations.
+    template.resourceCountIs("AWS::SQS::Queue", 3);
+    template.resourceCountIs("AWS::Lambda::Function", 10);
     template.resourceCountIs("AWS::StepFunctions::StateMachine", 1);
     template.resourceCountIs("AWS::ApiGateway::RestApi", 1);
     template.resourceCountIs("AWS::ApiGatewayV2::Api", 1);
@@ -360,7 +361,11 @@ describe("IAM", () => {
   it("lets only intake functions send to the queue and only the attempt read provider keys", () => {
     const holders = (prefix: string) =>
       FUNCTION_KEYS.filter((key) => statementsFor(statementsOfFunction(json, key), prefix).length > 0);
-    expect(holders("sqs:SendMessage")).toEqual(["rest-api", "ws-api", "openai-api"]);
+    const [[runQueueId]] = resourcesOfType(json, "AWS::SQS::Queue").filter(([, q]) => q.Properties?.RedrivePolicy);
+    const sendsToRunQueue = FUNCTION_KEYS.filter((key) =>
+      statementsFor(statementsOfFunction(json, key), "sqs:SendMessage").some((statement) => JSON.stringify(statement.Resource).includes(runQueueId)),
+    );
+    expect(sendsToRunQueue).toEqual(["rest-api", "ws-api", "openai-api"]);
     expect(holders("secretsmanager:")).toEqual(["attempt"]);
     expect(holders("sqs:ReceiveMessage")).toEqual(["dispatcher"]);
   });
