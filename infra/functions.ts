@@ -50,6 +50,8 @@ export interface FunctionSpec {
   readonly states: readonly StatesAction[];
   /** Env MODEL, provider base URLs, PROVIDER_KEYS_SECRET_ARN + read on that secret. */
   readonly providers: boolean;
+  /** Channel bot tokens / signing secrets: env CHANNEL_SECRETS_ARN + read on that secret (when channels are configured). */
+  readonly channelSecrets?: boolean;
   /** How the function is invoked besides API Gateway / Step Functions. */
   readonly trigger?: "run-queue" | "every-minute";
   /**
@@ -93,6 +95,8 @@ export const FUNCTION_SPECS: Readonly<Record<FunctionKey, FunctionSpec>> = {
     intake: true,
     wsManagement: ["POST"],
     states: ["StartExecution"],
+    // Verifies channel webhook signatures (functions/rest-api/channel-routes.ts).
+    channelSecrets: true,
   }),
   "ws-api": spec("ws-api", {
     timeoutSeconds: 60,
@@ -123,8 +127,10 @@ export const FUNCTION_SPECS: Readonly<Record<FunctionKey, FunctionSpec>> = {
   }),
   decide: spec("decide", { timeoutSeconds: 30, dynamodb: READ_WRITE_DELETE, wsManagement: ["POST"] }),
   // Starts the next queued run of the session lane when it hands the lane on.
+  // Delivers channel replies (shared/channels/deliver.ts): bot tokens, hook secrets.
   "run-finalize": spec("run-finalize", {
     timeoutSeconds: 60,
+    channelSecrets: true,
     dynamodb: READ_WRITE_DELETE,
     wsManagement: ["POST"],
     states: ["StartExecution"],

@@ -4,6 +4,7 @@ import { authenticate, bearerToken } from "../../shared/runtime/auth";
 import { errorResult, header, json } from "../../shared/http/rest";
 import { ApiError } from "../../shared/protocol/errors";
 import type { AppDeps } from "../../shared/runtime/app-deps";
+import { CHANNEL_ROUTES } from "./channel-routes";
 import { getHistory, getRunEvents, getRunRoute, postAbort, postAgent, postWait, type Route } from "./routes";
 
 interface RouteEntry {
@@ -20,6 +21,7 @@ const ROUTES: RouteEntry[] = [
   { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/events$/, route: getRunEvents },
   { method: "POST", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/abort$/, route: postAbort },
   { method: "GET", pattern: /^\/v1\/sessions\/(?<sessionKey>[^/]+)\/history$/, route: getHistory },
+  ...CHANNEL_ROUTES,
 ];
 
 export function createRestHandler(deps: AppDeps) {
@@ -41,7 +43,8 @@ async function dispatch(deps: AppDeps, event: APIGatewayProxyEvent, context: Con
   if (matches.length === 0) throw new ApiError("NOT_FOUND", `no route for ${event.httpMethod} ${path}`);
   const hit = matches.find((m) => m.entry.method === event.httpMethod);
   if (!hit) return methodNotAllowed(event.httpMethod, matches.map((m) => m.entry.method));
-  if (!(await authenticate(deps.db, bearerToken(header(event, "authorization")), deps.runtime.authTokenSha256))) {
+  // Channel webhooks authenticate by the platform's signature (channel-routes.ts), not a bearer token.
+  if (!CHANNEL_ROUTES.some((entry) => entry.route === hit.entry.route) && !(await authenticate(deps.db, bearerToken(header(event, "authorization")), deps.runtime.authTokenSha256))) {
     throw new ApiError("UNAUTHORIZED", "missing or invalid bearer token");
   }
   const params = Object.fromEntries(Object.entries(hit.match!.groups ?? {}).map(([k, v]) => [k, decodeURIComponent(v)]));

@@ -10,6 +10,7 @@ import {
 } from "./attempt-config";
 import { DiagnosticsConfigSchema, LanesConfigSchema } from "./lanes-config";
 import { AuthProfilesSchema, CompactionConfigSchema, LoopConfigSchema } from "./loop-config";
+import { applyChannelEnv, ChannelsConfigSchema } from "./channels-config";
 
 /**
  * The agent configuration: which model runs, provider credentials and the
@@ -95,6 +96,8 @@ export const AgentConfigSchema = z
     loop: LoopConfigSchema.prefault({}),
     lanes: LanesConfigSchema.prefault({}),
     diagnostics: DiagnosticsConfigSchema.prefault({}),
+    /** Telegram / Slack accounts and signed inbound webhooks (shared/config/channels-config.ts). */
+    channels: ChannelsConfigSchema.prefault({}),
   })
   .strict();
 
@@ -117,7 +120,7 @@ export function loadAgentConfig(env: Env = process.env, filePath = env.AGENT_RUN
 
 /** Validates a configuration object (as the JSON file holds it) after the environment overrides. */
 export function parseAgentConfig(raw: Record<string, unknown>, env: Env = {}): AgentConfig {
-  const merged = applyEnvOverrides(raw, env);
+  const merged = applyChannelEnv(applyEnvOverrides(raw, env), env);
   const parsed = AgentConfigSchema.safeParse(merged);
   if (!parsed.success) {
     throw new ConfigError(`invalid agent configuration: ${z.prettifyError(parsed.error)}`);

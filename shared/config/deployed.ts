@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { AgentConfigSchema, ConfigError, type AgentConfig } from "./config";
+import { joinChannelSecrets, splitChannelSecrets } from "./channel-secrets";
 
 /**
  * The agent configuration as it is deployed: resolved at synth (file, CDK
@@ -22,6 +23,8 @@ export interface DeployedConfig {
   config: Record<string, unknown>;
   /** Names of the values the provider-keys secret holds (empty placeholders at deploy). */
   secretKeys: string[];
+  /** Names of the channel secrets (bot tokens, signing secrets), in their own secret; absent without channels. */
+  channelSecretKeys?: string[];
 }
 
 type ProviderId = "openai" | "anthropic";
@@ -56,8 +59,11 @@ export function splitSecrets(config: AgentConfig): SplitConfig {
     });
     providers[id] = { ...provider, apiKey: undefined, ...(profiles ? { profiles } : {}) };
   }
-  const publicConfig = JSON.parse(JSON.stringify({ ...config, providers })) as Record<string, unknown>;
-  return { deployed: { v: 1, version: configVersion(publicConfig), config: publicConfig, secretKeys }, secretValues };
+  const channels = splitChannelSecrets(JSON.parse(JSON.stringify({ ...config, providers })) as Record<string, unknown>);
+  const publicConfig = channels.config;
+  Object.assign(secretValues, channels.secretValues);
+  const channelSecretKeys = channels.secretKeys.length > 0 ? { channelSecretKeys: channels.secretKeys } : {};
+  return { deployed: { v: 1, version: configVersion(publicConfig), config: publicConfig, secretKeys, ...channelSecretKeys }, secretValues };
 }
 
 /** The configuration a function runs with: the deployed one plus the keys its secret holds. */
@@ -74,7 +80,7 @@ export function joinSecrets(publicConfig: Record<string, unknown>, secrets: Reco
     }
     providers[id] = provider;
   }
-  const parsed = AgentConfigSchema.safeParse({ ...publicConfig, providers });
+  const parsed = AgentConfigSchema.safeParse(joinChannelSecrets({ ...publicConfig, providers }, secrets));
   if (!parsed.success) throw new ConfigError(`deployed configuration is invalid: ${parsed.error.message}`);
   return parsed.data;
 }

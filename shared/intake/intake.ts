@@ -56,6 +56,8 @@ export interface AcceptedRun {
 export interface AcceptOptions {
   /** The WebSocket request to answer with the final `res` when the run ends. */
   requester?: RunRecord["requester"];
+  /** A channel message: where the reply goes (delivered when the run ends). */
+  channelTarget?: RunRecord["channelTarget"];
 }
 
 /**
@@ -91,7 +93,7 @@ export async function acceptRun(deps: IntakeDeps, request: AgentRequest, source:
     return { ...base, status: "rejected", reason: admission.reason, ...(lane.activeRunId ? { activeRunId: lane.activeRunId } : {}) };
   }
 
-  const run = newRunRecord(deps, request, { ...base, source, requestHash, admission, settings, requester: options.requester });
+  const run = newRunRecord(deps, request, { ...base, source, requestHash, admission, settings, requester: options.requester, channelTarget: options.channelTarget });
   if (!(await createRun(deps.db, run))) {
     // A concurrent duplicate won the conditional put: answer with its record.
     const winner = await getRun(deps.db, runId);
@@ -115,6 +117,7 @@ interface NewRun {
   admission: Extract<Admission, { action: "join" }>;
   settings: QueueSettings;
   requester: RunRecord["requester"] | undefined;
+  channelTarget?: RunRecord["channelTarget"];
 }
 
 function newRunRecord(deps: IntakeDeps, request: AgentRequest, fields: NewRun): RunRecord {
@@ -140,6 +143,7 @@ function newRunRecord(deps: IntakeDeps, request: AgentRequest, fields: NewRun): 
       ...(admission.kind === "collect" ? { debounceMs: settings.debounceMs } : {}),
     },
     ...(fields.requester ? { requester: fields.requester } : {}),
+    ...(fields.channelTarget ? { channelTarget: fields.channelTarget } : {}),
     ...(request.thinking ? { thinking: request.thinking } : {}),
     ...(request.extraSystemPrompt ? { extraSystemPrompt: request.extraSystemPrompt } : {}),
     ...(request.streamThinking ? { streamThinking: true } : {}),

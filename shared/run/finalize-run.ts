@@ -12,6 +12,7 @@ import { replyToRequester } from "../events/final-response";
 import type { FinalizeInput } from "./pointer";
 import { emitterDeps } from "./start-run";
 import { loopMeta } from "./run-trace";
+import { deliverChannelReply } from "../channels/deliver";
 
 type Finalize = Extract<Decision, { action: "finalize" }>;
 
@@ -28,6 +29,8 @@ export async function finalizeRun(deps: RunDeps, input: FinalizeInput): Promise<
   await releaseWriter(deps.db, { sessionId: run.sessionId, runId: run.runId });
   // Settles messages folded into this run, frees its global slot, starts the session's next run.
   await handOffLane(deps, run.runId);
+  // A channel message's reply goes out after the lane moved on: a slow platform never holds the session.
+  await deliverChannelReply({ db: deps.db, channels: deps.config.channels, log: deps.log, hooks: deps.hooks }, run.runId);
   const final = await getRun(deps.db, run.runId);
   return { runId: run.runId, status: final?.status ?? decision.status };
 }

@@ -59,7 +59,8 @@ export function depsFromEnv(): Promise<AppDeps> {
   cached ??= (async () => {
     const runtime = runtimeConfigFromEnv();
     const log = createLogger();
-    const keys = await providerKeysFromSecret(runtime.region);
+    // Provider keys and channel secrets: two secrets, one map of names (shared/config/deployed.ts).
+    const keys = { ...(await secretValues(runtime.region, process.env.PROVIDER_KEYS_SECRET_ARN)), ...(await secretValues(runtime.region, process.env.CHANNEL_SECRETS_ARN)) };
     const deployed: DeployedAgentConfig = loadDeployedConfig(process.env.LAMBDA_TASK_ROOT ?? process.cwd(), keys);
     const plugins = loadBundledPlugins(deployed.config, log);
     const deps = buildAppDeps(runtime, deployed.config, log);
@@ -71,8 +72,7 @@ export function depsFromEnv(): Promise<AppDeps> {
   return cached;
 }
 
-async function providerKeysFromSecret(region: string): Promise<Record<string, string>> {
-  const secretArn = process.env.PROVIDER_KEYS_SECRET_ARN;
+async function secretValues(region: string, secretArn: string | undefined): Promise<Record<string, string>> {
   if (!secretArn) return {};
   const client = new SecretsManagerClient({ region });
   const out = await client.send(new GetSecretValueCommand({ SecretId: secretArn }));
