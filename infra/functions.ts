@@ -124,6 +124,8 @@ export const FUNCTION_SPECS: Readonly<Record<FunctionKey, FunctionSpec>> = {
     // Continue-as-new: a long run starts its next execution (<runId>-c<n>) from the loop head.
     states: ["StartExecution"],
     providers: true,
+    // Streams channel replies as preview edits (shared/channels/preview.ts).
+    channelSecrets: true,
   }),
   decide: spec("decide", { timeoutSeconds: 30, dynamodb: READ_WRITE_DELETE, wsManagement: ["POST"] }),
   // Starts the next queued run of the session lane when it hands the lane on.

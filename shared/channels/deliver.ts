@@ -36,12 +36,14 @@ export async function deliverChannelReply(deps: DeliverDeps, runId: string): Pro
     await deliverHookReply(deps, run, run.channelTarget, text);
     return;
   }
+  const messenger = messengerFor(deps.channels, run.channelTarget)!;
   if (text === "") {
-    // NO_REPLY (or nothing renderable): nothing to show; a streamed preview would be removed here.
+    // NO_REPLY (or nothing renderable): nothing to show; a preview an attempt streamed is removed.
+    const preview = ledger.parts["0"];
+    if (preview?.state === "sent" && preview.messageId) await withRetry(() => messenger.remove(preview.messageId!), deps.retry ?? DEFAULT_RETRY);
     await closeLedger(deps.db, runId, "silent");
     return;
   }
-  const messenger = messengerFor(deps.channels, run.channelTarget)!;
   await deliverParts(deps, run, messenger, ledger, splitMessage(text, messenger.limit));
   await closeLedger(deps.db, runId, "delivered");
 }
@@ -56,7 +58,8 @@ async function deliverParts(deps: DeliverDeps, run: RunRecord, messenger: Messen
   const ref = { runId: run.runId, sessionKey: run.sessionKey };
   for (const [index, part] of parts.entries()) {
     const existing = ledger.parts[String(index)];
-    if (existing?.state === "sent" && existing.messageId && existing.text !== part) {
+    if (existing?.state === "sent" && existing.messageId) {
+      if (existing.text === part) continue;
       // A streamed preview: finish it with an edit (repeatable, unlike a send).
       const edited = await withRetry(() => messenger.edit(existing.messageId!, part), deps.retry ?? DEFAULT_RETRY);
       if (edited.ok) await recordPart(deps.db, run.runId, index, { ...existing, text: part });

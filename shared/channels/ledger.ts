@@ -79,6 +79,22 @@ export async function recordPart(db: Db, runId: string, index: number, part: Led
   );
 }
 
+/** Frees a claim whose send failed cleanly (nothing went out), so the final delivery sends it. */
+export async function releasePart(db: Db, runId: string, index: number): Promise<void> {
+  await conditionally(() =>
+    db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: keys.deliveryLedger(runId),
+        UpdateExpression: "REMOVE parts.#i",
+        ConditionExpression: "parts.#i.#state = :sending",
+        ExpressionAttributeNames: { "#i": String(index), "#state": "state" },
+        ExpressionAttributeValues: { ":sending": "sending" },
+      }),
+    ),
+  );
+}
+
 export async function closeLedger(db: Db, runId: string, outcome: string): Promise<void> {
   await db.doc.send(
     new UpdateCommand({

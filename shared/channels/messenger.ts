@@ -10,6 +10,8 @@ export interface Messenger {
   editIntervalMs: number;
   send(text: string): Promise<PlatformResult<{ messageId: string }>>;
   edit(messageId: string, text: string): Promise<PlatformResult<void>>;
+  /** Deletes a message it sent (a streamed preview of a reply that turned out silent). */
+  remove(messageId: string): Promise<PlatformResult<void>>;
   /** Typing indicator / reaction; best effort. */
   ack(): Promise<void>;
 }
@@ -32,6 +34,7 @@ export function messengerFor(channels: ChannelsConfig, target: ChannelTarget, ac
         return out.ok ? { ok: true, data: { messageId: String(out.data.messageId) } } : out;
       },
       edit: (messageId, text) => api.editMessageText({ chatId: target.chatId, messageId: Number(messageId), text }),
+      remove: (messageId) => api.deleteMessage({ chatId: target.chatId, messageId: Number(messageId) }),
       ack: async () => void (await api.sendChatAction({ chatId: target.chatId, threadId: target.threadId })),
     };
   }
@@ -47,6 +50,7 @@ export function messengerFor(channels: ChannelsConfig, target: ChannelTarget, ac
         return out.ok ? { ok: true, data: { messageId: out.data.ts } } : out;
       },
       edit: (ts, text) => api.update({ channel: target.channel, ts, text }),
+      remove: (ts) => api.deleteMessage({ channel: target.channel, ts }),
       ack: async () => {
         if (ackTs) await api.addReaction({ channel: target.channel, ts: ackTs, name: "eyes" });
       },

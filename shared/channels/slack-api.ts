@@ -5,6 +5,7 @@ import { failure, type PlatformResult } from "./platform-call";
 export interface SlackApi {
   postMessage(input: { channel: string; text: string; threadTs?: string }): Promise<PlatformResult<{ ts: string }>>;
   update(input: { channel: string; ts: string; text: string }): Promise<PlatformResult<void>>;
+  deleteMessage(input: { channel: string; ts: string }): Promise<PlatformResult<void>>;
   addReaction(input: { channel: string; ts: string; name: string }): Promise<PlatformResult<void>>;
 }
 
@@ -33,6 +34,10 @@ export function createSlackApi(baseUrl: string, botToken: string): SlackApi {
     },
     async update({ channel, ts, text }) {
       const out = await call("chat.update", { channel, ts, text });
+      return out.ok ? { ok: true, data: undefined } : out;
+    },
+    async deleteMessage({ channel, ts }) {
+      const out = await call("chat.delete", { channel, ts });
       return out.ok ? { ok: true, data: undefined } : out;
     },
     async addReaction({ channel, ts, name }) {

@@ -5,6 +5,7 @@ import { failure, type PlatformResult } from "./platform-call";
 export interface TelegramApi {
   sendMessage(input: { chatId: string; text: string; threadId?: number; replyToMessageId?: number }): Promise<PlatformResult<{ messageId: number }>>;
   editMessageText(input: { chatId: string; messageId: number; text: string }): Promise<PlatformResult<void>>;
+  deleteMessage(input: { chatId: string; messageId: number }): Promise<PlatformResult<void>>;
   sendChatAction(input: { chatId: string; threadId?: number }): Promise<PlatformResult<void>>;
   setWebhook(input: { url: string; secretToken: string }): Promise<PlatformResult<void>>;
 }
@@ -47,6 +48,10 @@ export function createTelegramApi(baseUrl: string, botToken: string): TelegramAp
       const out = await call("editMessageText", { chat_id: chatId, message_id: messageId, text });
       // Editing to the same text again (a retried final edit) is success: the message already says it.
       if (!out.ok && /message is not modified/i.test(out.error)) return { ok: true, data: undefined };
+      return out.ok ? { ok: true, data: undefined } : out;
+    },
+    async deleteMessage({ chatId, messageId }) {
+      const out = await call("deleteMessage", { chat_id: chatId, message_id: messageId });
       return out.ok ? { ok: true, data: undefined } : out;
     },
     async sendChatAction({ chatId, threadId }) {

@@ -91,3 +91,16 @@ describe("splitMessage", () => {
     expect(splitMessage("x".repeat(9000), 4096).map((p) => p.length)).toEqual([4096, 4096, 808]);
   });
 });
+
+describe("streamableText (NO_REPLY hold-back)", () => {
+  it("holds back text that could still be exactly NO_REPLY and shows it once it cannot", async () => {
+    const { streamableText } = await import("../../shared/core/silent-prefix");
+    expect(streamableText("NO")).toBe("");
+    expect(streamableText("NO_REP")).toBe("");
+    expect(streamableText(" no_reply ")).toBe("");
+    expect(streamableText("NO_REPLY")).toBe("");
+    expect(streamableText("NOT")).toBe("NOT");
+    expect(streamableText("NO_REPLY needed")).toBe("NO_REPLY needed");
+    expect(streamableText("Hello")).toBe("Hello");
+  });
+});

@@ -83,6 +83,25 @@ describe("Telegram", () => {
     expect(env.telegram.method("sendChatAction").length).toBeGreaterThanOrEqual(1);
   });
 
+  it("streams a long answer as one message edited as it grows, ending with exactly the final text", async () => {
+    const answer = Array.from({ length: 24 }, (_, i) => `Sentence number ${i + 1} of the streamed answer.`).join(" ");
+    env.oai.enqueue({ ...chat.text(answer), frameDelayMs: 40 } as never);
+    const accepted = await postTelegram(env.stack, telegramUpdate("tell me a story", { id: 503, type: "private" }, { id: 503 }));
+    expect((await runOf(accepted.body.runId)).status).toBe("ok");
+    await env.telegram.waitFor(() => env.telegram.messagesIn("503")[0] === answer, 60_000, "the final text");
+    await env.stack.idle();
+    const sends = env.telegram.method("sendMessage").filter((c) => c.body.chat_id === "503");
+    const edits = env.telegram.method("editMessageText").filter((c) => c.body.chat_id === "503");
+    expect(sends).toHaveLength(1);
+    expect(env.telegram.messagesIn("503")).toEqual([answer]);
+    // Whatever the timing, every state the user saw was a prefix of the answer, growing.
+    const shown = [sends[0].body.text, ...edits.map((e) => e.body.text)] as string[];
+    for (const [i, text] of shown.entries()) {
+      expect(answer.startsWith(text.trimEnd())).toBe(true);
+      if (i > 0) expect(text.length).toBeGreaterThan(shown[i - 1].length);
+    }
+  });
+
   it("answers a group mention in reply to it and ignores group messages without a mention", async () => {
     const ignored = await postTelegram(env.stack, telegramUpdate("just chatting", { id: -900, type: "supergroup" }, { id: 7 }));
     expect(ignored).toMatchObject({ status: 200, body: { ignored: "group message without a mention" } });
