@@ -26,7 +26,8 @@ export interface ChannelStack {
  * a Telegram account and a Slack account pointed at the fake platforms, and
  * the `default` hook; loopback reply URLs allowed (as `npm start` does).
  */
-export async function startChannelStack(): Promise<ChannelStack> {
+export async function startChannelStack(options: { editIntervalMs?: number } = {}): Promise<ChannelStack> {
+  const editIntervalMs = options.editIntervalMs ?? 0;
   const [oai, telegram, slack, receiver] = await Promise.all([
     FakeOpenAIServer.start(),
     FakeTelegramServer.start(),
@@ -37,8 +38,8 @@ export async function startChannelStack(): Promise<ChannelStack> {
   const config = {
     ...base,
     channels: {
-      telegram: { accounts: { main: { botToken: "123:tg-token", webhookSecret: TELEGRAM_SECRET, apiBaseUrl: telegram.baseUrl, botUsername: "runner_bot", editIntervalMs: 0 } } },
-      slack: { accounts: { main: { signingSecret: SLACK_SIGNING_SECRET, botToken: "xoxb-test", apiBaseUrl: slack.baseUrl, botUserId: BOT_USER_ID, editIntervalMs: 0 } } },
+      telegram: { accounts: { main: { botToken: "123:tg-token", webhookSecret: TELEGRAM_SECRET, apiBaseUrl: telegram.baseUrl, botUsername: "runner_bot", editIntervalMs } } },
+      slack: { accounts: { main: { signingSecret: SLACK_SIGNING_SECRET, botToken: "xoxb-test", apiBaseUrl: slack.baseUrl, botUserId: BOT_USER_ID, editIntervalMs } } },
       hooks: { default: { secret: HOOK_SECRET } },
       allowPrivateReplyUrls: true,
     },
