@@ -1,7 +1,7 @@
 import type { Db } from "../aws/dynamo";
 import { streamableText } from "../core/silent-prefix";
 import type { Log } from "../ports/run-deps";
-import { claimPart, readLedger, recordPart, releasePart } from "./ledger";
+import { claimPart, openLedger, readLedger, recordPart, releasePart } from "./ledger";
 import type { Messenger } from "./messenger";
 
 /**
@@ -78,6 +78,11 @@ export class ChannelPreview {
 
   /** Sends the preview message (ledger part 0), or adopts the one an earlier attempt sent. */
   private async open(visible: string): Promise<boolean> {
+    const ledger = await openLedger(this.deps.db, this.runId);
+    if (ledger.done) {
+      this.disabled = true;
+      return false;
+    }
     if (await claimPart(this.deps.db, this.runId, 0)) {
       const sent = await this.messenger.send(visible);
       if (!sent.ok) {

@@ -92,3 +92,26 @@ describe("delivery ledger", () => {
     expect(messages.join("\n\n")).toBe(long);
   });
 });
+
+describe("streamed preview", () => {
+  it("sends once, edits as the text grows, and finalize finishes the same message with the exact final text", async () => {
+    const { ChannelPreview } = await import("../../shared/channels/preview");
+    const { messengerFor } = await import("../../shared/channels/messenger");
+    await endedRun("run_stream", "710", "Now hello world, all of it.");
+    const messenger = messengerFor(channels(), { kind: "telegram", accountId: "main", chatId: "710" })!;
+    const preview = new ChannelPreview({ db: testDb.db, log: silentLog }, "run_stream", { ...messenger, editIntervalMs: 0 });
+    preview.add("N");
+    await preview.settle();
+    expect(telegram.messagesIn("710")).toEqual([]); // could still be NO_REPLY: held back
+    preview.add("ow hello ");
+    await telegram.waitFor(() => telegram.messagesIn("710").length === 1, 10_000, "the preview");
+    await preview.settle();
+    preview.add("world");
+    await telegram.waitFor(() => telegram.method("editMessageText").some((c) => c.body.chat_id === "710"), 10_000, "an edit");
+    await preview.settle();
+    await deliverChannelReply({ db: testDb.db, channels: channels(), log: silentLog, retry: noWait }, "run_stream");
+    expect(telegram.method("sendMessage").filter((c) => c.body.chat_id === "710")).toHaveLength(1);
+    expect(telegram.messagesIn("710")).toEqual(["Now hello world, all of it."]);
+    expect(telegram.method("editMessageText").filter((c) => c.body.chat_id === "710").map((c) => c.body.text)).toEqual(["Now hello world", "Now hello world, all of it."]);
+  });
+});
