@@ -27,6 +27,7 @@ async function main(): Promise<void> {
     }
     await env.stack.idle();
     const edits: number[] = [];
+    const sends: number[] = [];
     for (let i = 0; i < answers; i++) {
       const chatId = 8000 + i;
       // ~120 words at ~40 ms a word: a 5-second streamed answer, like a real model.
@@ -34,12 +35,14 @@ async function main(): Promise<void> {
       env.oai.enqueue({ ...chat.text(text), frameDelayMs: 40 } as never);
       await postTelegram(env.stack, telegramUpdate(`story ${i}`, { id: chatId, type: "private" }, { id: chatId }));
       await env.telegram.waitFor(() => env.telegram.messagesIn(String(chatId))[0] === text, 120_000, "the final text");
+      await env.stack.idle();
       edits.push(env.telegram.method("editMessageText").filter((c) => c.body.chat_id === String(chatId)).length);
+      sends.push(env.telegram.method("sendMessage").filter((c) => c.body.chat_id === String(chatId)).length);
     }
     const fmt = (v: number) => v.toFixed(1);
     console.log(`telegram ack ms: median ${fmt(percentile(acks, 50))}, p95 ${fmt(percentile(acks, 95))} (n=${acks.length})`);
     console.log(`hook ack ms:     median ${fmt(percentile(hookAcks, 50))}, p95 ${fmt(percentile(hookAcks, 95))} (n=${hookAcks.length})`);
-    console.log(`edits per streamed answer (editIntervalMs 1000, ~5 s stream): ${edits.join(", ")}; sendMessage per answer: 1`);
+    console.log(`edits per streamed answer (editIntervalMs 1000, ~5 s stream): ${edits.join(", ")}; sendMessage per answer: ${sends.join(", ")}`);
   } finally {
     await stopChannelStack(env);
   }

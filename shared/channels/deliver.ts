@@ -7,7 +7,7 @@ import type { HookRegistry } from "../hooks/registry";
 import { runMessageSending, runObservers } from "../hooks/runners";
 import type { Log } from "../ports/run-deps";
 import { claimPart, closeLedger, openLedger, recordPart, type DeliveryLedger } from "./ledger";
-import { messengerFor, type Messenger } from "./messenger";
+import { messengerFor, UnknownChannelAccountError, type Messenger } from "./messenger";
 import { DEFAULT_RETRY, withRetry, type RetryPolicy } from "./platform-call";
 import { deliverHookReply } from "./hook-reply";
 
@@ -36,7 +36,11 @@ export async function deliverChannelReply(deps: DeliverDeps, runId: string): Pro
     await deliverHookReply(deps, run, run.channelTarget, text);
     return;
   }
-  const messenger = messengerFor(deps.channels, run.channelTarget)!;
+  const messenger = messengerOrNone(deps, run);
+  if (!messenger) {
+    await closeLedger(deps.db, runId, "unknown_account");
+    return;
+  }
   if (text === "") {
     // NO_REPLY (or nothing renderable): nothing to show; a preview an attempt streamed is removed.
     const preview = ledger.parts["0"];
@@ -46,6 +50,17 @@ export async function deliverChannelReply(deps: DeliverDeps, runId: string): Pro
   }
   await deliverParts(deps, run, messenger, ledger, splitMessage(text, messenger.limit));
   await closeLedger(deps.db, runId, "delivered");
+}
+
+/** An account removed from the configuration since the message came in: log it, never fail the finalize. */
+function messengerOrNone(deps: DeliverDeps, run: RunRecord): Messenger | undefined {
+  try {
+    return messengerFor(deps.channels, run.channelTarget!);
+  } catch (error) {
+    if (!(error instanceof UnknownChannelAccountError)) throw error;
+    deps.log.error("channel reply not delivered", { runId: run.runId, error: error.message });
+    return undefined;
+  }
 }
 
 /** The reply as the user sees it: the shaped payloads (NO_REPLY already filtered), one after the other. */
