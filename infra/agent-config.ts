@@ -14,6 +14,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { ConfigError, loadAgentConfig, parseAgentConfig, type AgentConfig } from "../shared/config/config";
 import { splitSecrets, type SplitConfig } from "../shared/config/deployed";
+import { CHANNEL_ENV_KEYS } from "../shared/config/channels-config";
 
 export const DEFAULT_CONFIG_FILE = "agent-runner.config.json";
 export const DEFAULT_WORKSPACE_DIR = "workspace";
@@ -57,6 +58,8 @@ export function resolveAgentConfig(source: AgentConfigSource = {}): ResolvedAgen
     ANTHROPIC_BASE_URL: source.anthropicBaseUrl ?? env.ANTHROPIC_BASE_URL,
     OPENAI_API_KEY: env.OPENAI_API_KEY,
     ANTHROPIC_API_KEY: env.ANTHROPIC_API_KEY,
+    // The `default` channel account / hook (docs/channels.md); secrets among them only fill the secret.
+    ...Object.fromEntries(CHANNEL_ENV_KEYS.map((key) => [key, env[key]])),
   };
   const named =
     typeof source.config === "object"

@@ -65,6 +65,8 @@ export class AgentRunner extends Construct {
   readonly restApiUrl: string;
   readonly webSocketUrl: string;
   readonly providerKeys: Secret;
+  /** Channel bot tokens and signing secrets (only when channels are configured; docs/channels.md). */
+  readonly channelSecrets?: Secret;
   readonly tableName: string;
   readonly queueUrl: string;
   readonly stateMachineArn: string;
@@ -80,6 +82,7 @@ export class AgentRunner extends Construct {
     const table = this.createTable(removalPolicy);
     const { queue, deadLetterQueue } = this.createQueues();
     this.providerKeys = this.createProviderKeysSecret(removalPolicy);
+    this.channelSecrets = this.createChannelSecret(removalPolicy);
     const ws = createWebSocketApi(this, removalPolicy);
     // A fixed name lets functions know the ARN without a Ref (see lambdas.ts).
     const stateMachineName = `${Stack.of(this).stackName}-run-loop`;
@@ -97,6 +100,7 @@ export class AgentRunner extends Construct {
       table,
       queue,
       providerKeys: this.providerKeys,
+      ...(this.channelSecrets ? { channelSecrets: this.channelSecrets } : {}),
       wsApiId: ws.api.apiId,
       wsStageName: ws.stage.stageName,
       wsManagementEndpoint: ws.stage.callbackUrl,
@@ -185,6 +189,18 @@ export class AgentRunner extends Construct {
     const secret = new Secret(this, "ProviderKeys", {
       description: `agent-runner provider API keys: fill in ${this.agentConfig.deployed.secretKeys.join(", ")}`,
       secretObjectValue: placeholders,
+    });
+    secret.applyRemovalPolicy(removalPolicy);
+    return secret;
+  }
+
+  /** Separate from the provider keys: the webhook and delivery functions read these, never the model keys. */
+  private createChannelSecret(removalPolicy: RemovalPolicy): Secret | undefined {
+    const names = this.agentConfig.deployed.channelSecretKeys ?? [];
+    if (names.length === 0) return undefined;
+    const secret = new Secret(this, "ChannelSecrets", {
+      description: `agent-runner channel secrets: fill in ${names.join(", ")}`,
+      secretObjectValue: Object.fromEntries(names.map((name) => [name, SecretValue.unsafePlainText("")])),
     });
     secret.applyRemovalPolicy(removalPolicy);
     return secret;

@@ -54,6 +54,8 @@ export interface FunctionSpec {
   readonly states: readonly StatesAction[];
   /** Env MODEL, provider base URLs, PROVIDER_KEYS_SECRET_ARN + read on that secret. */
   readonly providers: boolean;
+  /** Channel bot tokens / signing secrets: env CHANNEL_SECRETS_ARN + read on that secret (when channels are configured). */
+  readonly channelSecrets?: boolean;
   /** How the function is invoked besides API Gateway / Step Functions. */
   readonly trigger?: "run-queue" | "every-minute";
   /**
@@ -106,6 +108,8 @@ export const FUNCTION_SPECS: Readonly<Record<FunctionKey, FunctionSpec>> = {
     wsManagement: ["POST"],
     states: ["StartExecution"],
     reservedConcurrency: RESERVED_CONCURRENCY["rest-api"],
+    // Verifies channel webhook signatures (functions/rest-api/channel-routes.ts).
+    channelSecrets: true,
   }),
   "ws-api": spec("ws-api", {
     timeoutSeconds: 60,
@@ -135,11 +139,15 @@ export const FUNCTION_SPECS: Readonly<Record<FunctionKey, FunctionSpec>> = {
     states: ["StartExecution"],
     providers: true,
     reservedConcurrency: RESERVED_CONCURRENCY.attempt,
+    // Streams channel replies as preview edits (shared/channels/preview.ts).
+    channelSecrets: true,
   }),
   decide: spec("decide", { timeoutSeconds: 30, dynamodb: READ_WRITE_DELETE, wsManagement: ["POST"] }),
   // Starts the next queued run of the session lane when it hands the lane on.
+  // Delivers channel replies (shared/channels/deliver.ts): bot tokens, hook secrets.
   "run-finalize": spec("run-finalize", {
     timeoutSeconds: 60,
+    channelSecrets: true,
     dynamodb: READ_WRITE_DELETE,
     wsManagement: ["POST"],
     states: ["StartExecution"],

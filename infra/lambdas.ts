@@ -31,6 +31,7 @@ export interface FunctionDeps {
   readonly table: ITable;
   readonly queue: IQueue;
   readonly providerKeys: ISecret;
+  readonly channelSecrets?: ISecret;
   readonly wsApiId: string;
   readonly wsStageName: string;
   /** https://<apiId>.execute-api.<region>.amazonaws.com/<stage> */
@@ -110,6 +111,7 @@ export function environmentFor(spec: FunctionSpec, deps: FunctionDeps): Record<s
   if (spec.states.length > 0) env.STATE_MACHINE_ARN = deps.stateMachineArn;
   if (spec.providers) env.PROVIDER_KEYS_SECRET_ARN = deps.providerKeys.secretArn;
   if (spec.providers) env.PROVIDER_KEYS_MAX_AGE_SECONDS = String(settings.providerKeysMaxAgeSeconds ?? 300);
+  if (spec.channelSecrets && deps.channelSecrets) env.CHANNEL_SECRETS_ARN = deps.channelSecrets.secretArn;
   return env;
 }
 
@@ -118,6 +120,7 @@ function grantFor(fn: LambdaFn, spec: FunctionSpec, deps: FunctionDeps): void {
   deps.table.grant(fn, ...spec.dynamodb.map((action) => `dynamodb:${action}`));
   if (spec.intake) deps.queue.grantSendMessages(fn);
   if (spec.providers) deps.providerKeys.grantRead(fn);
+  if (spec.channelSecrets && deps.channelSecrets) deps.channelSecrets.grantRead(fn);
   if (spec.wsManagement.length > 0) fn.addToRolePolicy(manageConnectionsStatement(fn, spec, deps));
   for (const statement of statesStatements(fn, spec, deps)) fn.addToRolePolicy(statement);
   if (spec.selfInvoke) grantSelfInvoke(fn);

@@ -44,6 +44,9 @@ export class AgentRunnerStack extends Stack {
     this.output("QueueUrl", runner.queueUrl);
     this.output("StateMachineArn", runner.stateMachineArn);
     this.output("ProviderKeysSecretArn", runner.providerKeys.secretArn, `Fill in: ${secretKeys.join(", ")}`);
+    if (runner.channelSecrets) {
+      this.output("ChannelSecretsArn", runner.channelSecrets.secretArn, `Fill in: ${(runner.agentConfig.deployed.channelSecretKeys ?? []).join(", ")}`);
+    }
     this.output("ConfigVersion", runner.agentConfig.deployed.version, `Model ${runner.agentConfig.config.model}`);
     this.output(
       "FillSecretCommand",

@@ -8,17 +8,15 @@ import type { AppDeps } from "../../shared/runtime/app-deps";
 import { pathParams } from "./path-params";
 import { getRunTrace, getSessions } from "./console-routes";
 import { admitRestCaller } from "./caller";
-import { getHistory, getRunEvents, getRunRoute, postAbort, postAgent, postWait, type Route } from "./routes";
+import { CHANNEL_ROUTES } from "./channel-routes";
+import { getHistory, getRunEvents, getRunRoute, postAbort, postAgent, postWait, type PublicRoute, type Route } from "./routes";
 // The checked-in OpenAPI document (npm run docs:api), bundled with the function.
 import openApiDocument from "../../docs/openapi.json";
 
-interface RouteEntry {
-  method: string;
-  pattern: RegExp;
-  route: Route;
-  /** What the caller's key must hold (docs/security.md). */
-  scope: Scope;
-}
+/** What the caller's key must hold (docs/security.md); `public`: the route verifies its caller itself (channel webhooks). */
+type RouteEntry =
+  | { method: string; pattern: RegExp; route: Route; scope: Scope }
+  | { method: string; pattern: RegExp; route: PublicRoute; scope: "public" };
 
 /** The REST surface. Path parameters are URL-decoded named groups, validated in path-params.ts. */
 const ROUTES: RouteEntry[] = [
@@ -31,6 +29,8 @@ const ROUTES: RouteEntry[] = [
   // Read-only, for the web console (console-routes.ts).
   { method: "GET", pattern: /^\/v1\/sessions$/, route: getSessions, scope: "operator.read" },
   { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/trace$/, route: getRunTrace, scope: "operator.read" },
+  // Channel webhooks: verified by the platform's signature (channel-routes.ts), not by an API key.
+  ...CHANNEL_ROUTES.map((entry) => ({ ...entry, scope: "public" as const })),
 ];
 
 export function createRestHandler(deps: AppDeps) {
@@ -54,9 +54,11 @@ async function dispatch(deps: AppDeps, event: APIGatewayProxyEvent, context: Con
   if (matches.length === 0) throw new ApiError("NOT_FOUND", `no route for ${event.httpMethod} ${path}`);
   const hit = matches.find((m) => m.entry.method === event.httpMethod);
   if (!hit) return methodNotAllowed(event.httpMethod, matches.map((m) => m.entry.method));
-  const caller = await admitRestCaller(deps, event, hit.entry.scope);
   const params = pathParams(hit.match!.groups ?? {});
-  return hit.entry.route(deps, { event, params, context, caller });
+  const { entry } = hit;
+  if (entry.scope === "public") return entry.route(deps, { event, params, context });
+  const caller = await admitRestCaller(deps, event, entry.scope);
+  return entry.route(deps, { event, params, context, caller });
 }
 
 /** `event.path` has no stage prefix behind a custom domain but may on the default endpoint. */

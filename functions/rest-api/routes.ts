@@ -25,6 +25,8 @@ export interface RouteInput {
 }
 
 export type Route = (deps: AppDeps, input: RouteInput) => Promise<APIGatewayProxyResult>;
+/** A route that authenticates its caller itself (a channel's signature): no API key, no tenant caller. */
+export type PublicRoute = (deps: AppDeps, input: Omit<RouteInput, "caller">) => Promise<APIGatewayProxyResult>;
 
 /** 202 accepted|queued|steered|collected (200 for a repeat), 429 SESSION_BUSY when the lane refused it. */
 export const postAgent: Route = async (deps, { event, caller }) => {

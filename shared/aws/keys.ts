@@ -27,6 +27,8 @@
  *   RATE#<keyId>           M#<minute>           requests of a key in a minute (per-key rate limit)
  *   CONN#<connectionId>    CONN                 WebSocket connection (auth state)
  *   SUBS#<sessionKey>      CONN#<connectionId>  session subscription of a connection
+ *   CHIN#<deliveryId>      SEEN                 a channel delivery (update_id, event_id, webhook-id) already accepted
+ *   RUN#<runId>            DELIVERY             channel delivery ledger: the messages sent for the run's reply
  */
 const SEQ_WIDTH = 12;
 
@@ -64,6 +66,8 @@ export const keys = {
   }),
   dispatchFailure: (messageId: string) => ({ pk: `DISPATCH#${messageId}`, sk: "FAILURE" }),
   authProfile: (provider: string, profileId: string) => ({ pk: `AUTH#${provider}`, sk: `PROFILE#${profileId}` }),
+  channelDelivery: (deliveryId: string) => ({ pk: `CHIN#${deliveryId}`, sk: "SEEN" }),
+  deliveryLedger: (runId: string) => ({ pk: `RUN#${runId}`, sk: "DELIVERY" }),
   connection: (connectionId: string) => ({ pk: `CONN#${connectionId}`, sk: "CONN" }),
   subscription: (sessionKey: string, connectionId: string) => ({
     pk: `SUBS#${sessionKey}`,

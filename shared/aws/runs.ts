@@ -3,6 +3,7 @@ import { z } from "zod";
 import { keys } from "./keys";
 import { conditionally, isExpired, type Db } from "./dynamo";
 import { QUEUE_MODES } from "../core/queue-settings";
+import { ChannelTargetSchema } from "../core/channel-target";
 
 /**
  * `steered` / `collected`: the message was folded into another run (`mergedInto`)
@@ -82,6 +83,8 @@ export const RunRecordSchema = z.object({
   batch: z.array(z.string()).optional(),
   /** Steer: the messages this run took at its model calls. */
   steeredIds: z.array(z.string()).optional(),
+  /** A channel message (Telegram, Slack, signed hook): where its reply is delivered (shared/channels/deliver.ts). */
+  channelTarget: ChannelTargetSchema.optional(),
   expiresAt: z.number().optional(),
   /** When the requester's final `res` was posted (a finalize retry does not post it again). */
   finalRepliedAt: z.number().optional(),

@@ -12,6 +12,7 @@ import { DiagnosticsConfigSchema, LanesConfigSchema } from "./lanes-config";
 import { AuthProfilesSchema, CompactionConfigSchema, LoopConfigSchema } from "./loop-config";
 import { McpConfigSchema } from "./mcp-config";
 import { PromptConfigSchema } from "./prompt-config";
+import { applyChannelEnv, ChannelsConfigSchema } from "./channels-config";
 
 /**
  * The agent configuration: which model runs, provider credentials and the
@@ -106,6 +107,8 @@ export const AgentConfigSchema = z
     loop: LoopConfigSchema.prefault({}),
     lanes: LanesConfigSchema.prefault({}),
     diagnostics: DiagnosticsConfigSchema.prefault({}),
+    /** Telegram / Slack accounts and signed inbound webhooks (shared/config/channels-config.ts). */
+    channels: ChannelsConfigSchema.prefault({}),
   })
   .strict();
 
@@ -128,7 +131,7 @@ export function loadAgentConfig(env: Env = process.env, filePath = env.AGENT_RUN
 
 /** Validates a configuration object (as the JSON file holds it) after the environment overrides. */
 export function parseAgentConfig(raw: Record<string, unknown>, env: Env = {}): AgentConfig {
-  const merged = applyEnvOverrides(raw, env);
+  const merged = applyChannelEnv(applyEnvOverrides(raw, env), env);
   const parsed = AgentConfigSchema.safeParse(merged);
   if (!parsed.success) {
     throw new ConfigError(`invalid agent configuration: ${z.prettifyError(parsed.error)}`);

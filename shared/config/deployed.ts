@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { AgentConfigSchema, ConfigError, type AgentConfig } from "./config";
 import { cutMcpSecrets, fillMcpSecrets, mcpSecretNames } from "./mcp-secrets";
+import { joinChannelSecrets, splitChannelSecrets } from "./channel-secrets";
 
 /**
  * The agent configuration as it is deployed: resolved at synth (file, CDK
@@ -23,6 +24,8 @@ export interface DeployedConfig {
   config: Record<string, unknown>;
   /** Names of the values the provider-keys secret holds (empty placeholders at deploy). */
   secretKeys: string[];
+  /** Names of the channel secrets (bot tokens, signing secrets), in their own secret; absent without channels. */
+  channelSecretKeys?: string[];
 }
 
 type ProviderId = "openai" | "anthropic";
@@ -57,12 +60,15 @@ export function splitSecrets(config: AgentConfig): SplitConfig {
     });
     providers[id] = { ...provider, apiKey: undefined, ...(profiles ? { profiles } : {}) };
   }
-  // MCP header secrets (shared/config/mcp-secrets.ts): only their names are shipped.
+  // MCP header secrets (shared/config/mcp-secrets.ts) and channel secrets (channel-secrets.ts): only their names are shipped.
   const mcp = cutMcpSecrets(JSON.parse(JSON.stringify({ ...config, providers })) as Record<string, unknown>);
-  const publicConfig = mcp.config;
   Object.assign(secretValues, mcp.values);
-  secretKeys.push(...mcpSecretNames(publicConfig).filter((name) => !secretKeys.includes(name)));
-  return { deployed: { v: 1, version: configVersion(publicConfig), config: publicConfig, secretKeys }, secretValues };
+  secretKeys.push(...mcpSecretNames(mcp.config).filter((name) => !secretKeys.includes(name)));
+  const channels = splitChannelSecrets(mcp.config);
+  const publicConfig = channels.config;
+  Object.assign(secretValues, channels.secretValues);
+  const channelSecretKeys = channels.secretKeys.length > 0 ? { channelSecretKeys: channels.secretKeys } : {};
+  return { deployed: { v: 1, version: configVersion(publicConfig), config: publicConfig, secretKeys, ...channelSecretKeys }, secretValues };
 }
 
 /** The configuration a function runs with: the deployed one plus the keys its secret holds. */
@@ -79,7 +85,7 @@ export function joinSecrets(publicConfig: Record<string, unknown>, secrets: Reco
     }
     providers[id] = provider;
   }
-  const parsed = AgentConfigSchema.safeParse(fillMcpSecrets({ ...publicConfig, providers }, secrets));
+  const parsed = AgentConfigSchema.safeParse(joinChannelSecrets(fillMcpSecrets({ ...publicConfig, providers }, secrets), secrets));
   if (!parsed.success) throw new ConfigError(`deployed configuration is invalid: ${parsed.error.message}`);
   return parsed.data;
 }

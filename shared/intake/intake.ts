@@ -62,6 +62,8 @@ export interface AcceptOptions {
   requester?: RunRecord["requester"];
   /** Who sends it: the run and a new session belong to its tenant; its model allow-list applies. */
   caller?: Caller;
+  /** A channel message: where the reply goes (delivered when the run ends). */
+  channelTarget?: RunRecord["channelTarget"];
 }
 
 /**
@@ -102,7 +104,16 @@ export async function acceptRun(deps: IntakeDeps, request: AgentRequest, source:
     return { ...base, status: "rejected", reason: admission.reason, ...(lane.activeRunId ? { activeRunId: lane.activeRunId } : {}) };
   }
 
-  const run = newRunRecord(deps, request, { ...base, source, requestHash, admission, settings, requester: options.requester, tenantId: caller?.tenantId });
+  const run = newRunRecord(deps, request, {
+    ...base,
+    source,
+    requestHash,
+    admission,
+    settings,
+    requester: options.requester,
+    tenantId: caller?.tenantId,
+    channelTarget: options.channelTarget,
+  });
   if (!(await createRun(deps.db, run))) {
     // A concurrent duplicate won the conditional put: answer with its record.
     const winner = await getRun(deps.db, runId);
@@ -128,6 +139,7 @@ interface NewRun {
   settings: QueueSettings;
   requester: RunRecord["requester"] | undefined;
   tenantId: string | undefined;
+  channelTarget?: RunRecord["channelTarget"];
 }
 
 function newRunRecord(deps: IntakeDeps, request: AgentRequest, fields: NewRun): RunRecord {
@@ -154,6 +166,7 @@ function newRunRecord(deps: IntakeDeps, request: AgentRequest, fields: NewRun): 
       ...(admission.kind === "collect" ? { debounceMs: settings.debounceMs } : {}),
     },
     ...(fields.requester ? { requester: fields.requester } : {}),
+    ...(fields.channelTarget ? { channelTarget: fields.channelTarget } : {}),
     ...(request.thinking ? { thinking: request.thinking } : {}),
     ...(request.extraSystemPrompt ? { extraSystemPrompt: request.extraSystemPrompt } : {}),
     ...(request.streamThinking ? { streamThinking: true } : {}),

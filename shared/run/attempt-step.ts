@@ -20,6 +20,7 @@ import type { StepPointer } from "./pointer";
 import { emitterDeps } from "./start-run";
 import { createSteeringPort } from "../lanes/steering";
 import { committedAnswer } from "./committed-answer";
+import { channelPreviewFor, withPreview } from "../channels/preview-sink";
 
 /** Stop starting new model calls when less than this is left before the Lambda deadline. */
 export const YIELD_MARGIN_MS = 60_000;
@@ -60,7 +61,9 @@ async function executeAttempt(
   });
   const emitter = await RunEventEmitter.open(emitterDeps(deps), run.runId, run.sessionKey);
   // Reasoning goes out as `thinking` events only when the caller asked (`streamThinking` at intake).
-  const sink = wrapSink(createAttemptSink(emitter, { emitThinking: run.streamThinking === true }));
+  // A channel run streams its answer as a preview message edited as it grows (shared/channels/preview.ts).
+  const preview = channelPreviewFor({ db: deps.db, log: deps.log, channels: deps.config.channels }, run);
+  const sink = wrapSink(withPreview(createAttemptSink(emitter, { emitThinking: run.streamThinking === true }), preview));
   try {
     // What the model sees: the latest compaction's summary, then the kept and newer entries (rewrites applied).
     const history = modelHistory(await readEntries(deps.db, run.sessionId));
@@ -115,6 +118,7 @@ async function executeAttempt(
     return report;
   } finally {
     sink.retractUncommitted("attempt_interrupted");
+    await preview?.settle();
     await releaseWriter(deps.db, claim);
   }
 }

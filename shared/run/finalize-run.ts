@@ -15,6 +15,7 @@ import { emitterDeps } from "./start-run";
 import { loopMeta } from "./run-trace";
 import { outboundReply, runEndHooks } from "./run-end-hooks";
 import { lastEvents, runRecordExpiry } from "../aws/event-log";
+import { deliverChannelReply } from "../channels/deliver";
 
 type Finalize = Extract<Decision, { action: "finalize" }>;
 
@@ -35,6 +36,8 @@ export async function finalizeRun(deps: RunDeps, input: FinalizeInput): Promise<
   await releaseWriter(deps.db, { sessionId: run.sessionId, runId: run.runId });
   // Settles messages folded into this run, frees its global slot, starts the session's next run.
   await handOffLane(deps, run.runId);
+  // A channel message's reply goes out after the lane moved on: a slow platform never holds the session.
+  await deliverChannelReply({ db: deps.db, channels: deps.config.channels, log: deps.log, hooks: deps.hooks }, run.runId);
   const final = await getRun(deps.db, run.runId);
   return { runId: run.runId, status: final?.status ?? decision.status };
 }

@@ -90,8 +90,16 @@ function containerSetup(): NonNullable<typeof container> {
   const runtime = runtimeConfigFromEnv();
   const log = createLogger();
   const secretArn = process.env.PROVIDER_KEYS_SECRET_ARN;
-  const maxAge = secretArn ? maxAgeFromEnv(process.env.PROVIDER_KEYS_MAX_AGE_SECONDS) : 0;
-  return { runtime, log, readKeys: createProviderKeysReader(runtime.region, secretArn, maxAge, log) };
+  const channelArn = process.env.CHANNEL_SECRETS_ARN;
+  const maxAge = secretArn || channelArn ? maxAgeFromEnv(process.env.PROVIDER_KEYS_MAX_AGE_SECONDS) : 0;
+  const readProviderKeys = createProviderKeysReader(runtime.region, secretArn, maxAge, log);
+  const readChannelSecrets = createProviderKeysReader(runtime.region, channelArn, maxAge, log);
+  // Provider keys and channel secrets: two secrets, one map of names (shared/config/deployed.ts).
+  const readKeys = async () => {
+    const [keys, channels] = await Promise.all([readProviderKeys(), readChannelSecrets()]);
+    return JSON.stringify({ ...parseProviderKeys(keys), ...parseProviderKeys(channels) });
+  };
+  return { runtime, log, readKeys };
 }
 
 async function buildFromKeys(runtime: RuntimeConfig, log: RunDeps["log"], keys: Record<string, string>): Promise<AppDeps> {

@@ -1,0 +1,107 @@
+import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { z } from "zod";
+import { conditionally, type Db } from "../aws/dynamo";
+import { keys } from "../aws/keys";
+
+/**
+ * Delivery ledger of one run's reply (item RUN#<runId> / DELIVERY, v1). The
+ * platforms have no idempotency key for sends, so every message is claimed
+ * here before it is sent and recorded after:
+ *
+ *   (absent) --claimPart--> sending --recordSent--> sent     (a part of the reply)
+ *                              |
+ *                              +-- crash: the outcome is unknown; the part is never sent
+ *                                  again (at most once), the next finalize skips it
+ *
+ * A message that already exists (the streamed preview) is finished with an
+ * edit, which repeats harmlessly: a crash around a final *edit* resends the
+ * same edit, never a second message. `done` closes the ledger.
+ */
+const PartSchema = z.object({
+  state: z.enum(["sending", "sent", "cancelled", "failed"]),
+  messageId: z.string().optional(),
+  /** The text the message shows now (previews are edited until it equals the part). */
+  text: z.string().optional(),
+  error: z.string().optional(),
+});
+export type LedgerPart = z.infer<typeof PartSchema>;
+
+const LedgerSchema = z.object({
+  v: z.literal(1),
+  runId: z.string(),
+  parts: z.record(z.string(), PartSchema),
+  done: z.boolean().optional(),
+  outcome: z.string().optional(),
+});
+export type DeliveryLedger = z.infer<typeof LedgerSchema>;
+
+export async function openLedger(db: Db, runId: string): Promise<DeliveryLedger> {
+  await conditionally(() =>
+    db.doc.send(
+      new PutCommand({ TableName: db.table, Item: { ...keys.deliveryLedger(runId), v: 1, runId, parts: {} }, ConditionExpression: "attribute_not_exists(pk)" }),
+    ),
+  );
+  return (await readLedger(db, runId))!;
+}
+
+export async function readLedger(db: Db, runId: string): Promise<DeliveryLedger | undefined> {
+  const out = await db.doc.send(new GetCommand({ TableName: db.table, Key: keys.deliveryLedger(runId), ConsistentRead: true }));
+  if (!out.Item) return undefined;
+  const { pk: _pk, sk: _sk, ...rest } = out.Item;
+  return LedgerSchema.parse(rest);
+}
+
+/** Claims part `index` for sending; false when someone claimed it before (sent, or outcome unknown). */
+export async function claimPart(db: Db, runId: string, index: number): Promise<boolean> {
+  return conditionally(() =>
+    db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: keys.deliveryLedger(runId),
+        UpdateExpression: "SET parts.#i = :part",
+        ConditionExpression: "attribute_exists(pk) AND attribute_not_exists(parts.#i)",
+        ExpressionAttributeNames: { "#i": String(index) },
+        ExpressionAttributeValues: { ":part": { state: "sending" } },
+      }),
+    ),
+  );
+}
+
+export async function recordPart(db: Db, runId: string, index: number, part: LedgerPart): Promise<void> {
+  await db.doc.send(
+    new UpdateCommand({
+      TableName: db.table,
+      Key: keys.deliveryLedger(runId),
+      UpdateExpression: "SET parts.#i = :part",
+      ExpressionAttributeNames: { "#i": String(index) },
+      ExpressionAttributeValues: { ":part": PartSchema.parse(part) },
+    }),
+  );
+}
+
+/** Frees a claim whose send failed cleanly (nothing went out), so the final delivery sends it. */
+export async function releasePart(db: Db, runId: string, index: number): Promise<void> {
+  await conditionally(() =>
+    db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: keys.deliveryLedger(runId),
+        UpdateExpression: "REMOVE parts.#i",
+        ConditionExpression: "parts.#i.#state = :sending",
+        ExpressionAttributeNames: { "#i": String(index), "#state": "state" },
+        ExpressionAttributeValues: { ":sending": "sending" },
+      }),
+    ),
+  );
+}
+
+export async function closeLedger(db: Db, runId: string, outcome: string): Promise<void> {
+  await db.doc.send(
+    new UpdateCommand({
+      TableName: db.table,
+      Key: keys.deliveryLedger(runId),
+      UpdateExpression: "SET done = :t, outcome = if_not_exists(outcome, :o)",
+      ExpressionAttributeValues: { ":t": true, ":o": outcome },
+    }),
+  );
+}

@@ -1,0 +1,117 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { createRun, type RunRecord } from "../../shared/aws/runs";
+import type { Db } from "../../shared/aws/dynamo";
+import { ChannelsConfigSchema } from "../../shared/config/channels-config";
+import { deliverChannelReply } from "../../shared/channels/deliver";
+import { readLedger } from "../../shared/channels/ledger";
+import { silentLog } from "../../shared/run/deps";
+import { FakeTelegramServer } from "../support/fake-telegram-server";
+import { startTestDb, type TestDb } from "../support/local-db";
+
+let testDb: TestDb;
+let telegram: FakeTelegramServer;
+const noWait = { attempts: 3, baseDelayMs: 0, maxDelayMs: 0, sleep: async () => undefined };
+
+beforeAll(async () => {
+  [testDb, telegram] = await Promise.all([startTestDb(), FakeTelegramServer.start()]);
+});
+afterAll(async () => {
+  await telegram?.close();
+  await testDb?.close();
+});
+
+const channels = () => ChannelsConfigSchema.parse({ telegram: { accounts: { main: { botToken: "t", webhookSecret: "s", apiBaseUrl: telegram.baseUrl } } } });
+
+async function endedRun(runId: string, chatId: string, text: string): Promise<void> {
+  const run: RunRecord = {
+    v: 1,
+    runId,
+    sessionKey: `agent:main:telegram:direct:${chatId}`,
+    sessionId: "sess",
+    message: "hi",
+    requestHash: "h",
+    source: "webhook",
+    status: "ok",
+    model: "offline/echo",
+    timeoutMs: 0,
+    acceptedAt: 1,
+    endedAt: 2,
+    result: { payloads: [{ text }], meta: {} },
+    channelTarget: { kind: "telegram", accountId: "main", chatId },
+  };
+  expect(await createRun(testDb.db, run)).toBe(true);
+}
+
+/** The Lambda dies right after the platform accepted the message, before the ledger records it. */
+function crashingAfterSend(db: Db): Db {
+  const send = (command: unknown) => {
+    if (command instanceof UpdateCommand && (command.input.ExpressionAttributeValues?.[":part"] as { state?: string })?.state === "sent") {
+      return Promise.reject(new Error("Runtime exited (simulated crash between send and ledger write)"));
+    }
+    return db.doc.send(command as never);
+  };
+  return { ...db, doc: { send } as unknown as Db["doc"] };
+}
+
+describe("delivery ledger", () => {
+  it("a crash between the final send and its ledger write does not send twice", async () => {
+    await endedRun("run_crash", "700", "Exactly once.");
+    const deps = { channels: channels(), log: silentLog, retry: noWait };
+    await expect(deliverChannelReply({ ...deps, db: crashingAfterSend(testDb.db) }, "run_crash")).rejects.toThrow(/simulated crash/);
+    // The retried finalize (Step Functions Retry) delivers again.
+    await deliverChannelReply({ ...deps, db: testDb.db }, "run_crash");
+    await deliverChannelReply({ ...deps, db: testDb.db }, "run_crash");
+    expect(telegram.method("sendMessage").filter((call) => call.body.chat_id === "700")).toHaveLength(1);
+    expect(telegram.messagesIn("700")).toEqual(["Exactly once."]);
+    expect(await readLedger(testDb.db, "run_crash")).toMatchObject({ done: true, parts: { "0": { state: "sending" } } });
+  });
+
+  it("retries a platform 5xx and 429 retry_after, then sends once; a second delivery sends nothing", async () => {
+    await endedRun("run_retry", "701", "After retries.");
+    telegram.script(
+      { status: 502, body: { ok: false, error_code: 502, description: "Bad Gateway" } },
+      { status: 429, body: { ok: false, error_code: 429, description: "Too Many Requests: retry after 1", parameters: { retry_after: 1 } } },
+    );
+    const waits: number[] = [];
+    const retry = { ...noWait, attempts: 5, baseDelayMs: 10, maxDelayMs: 100, sleep: async (ms: number) => void waits.push(ms) };
+    await deliverChannelReply({ db: testDb.db, channels: channels(), log: silentLog, retry }, "run_retry");
+    await deliverChannelReply({ db: testDb.db, channels: channels(), log: silentLog, retry }, "run_retry");
+    expect(waits).toEqual([10, 1000]);
+    expect(telegram.messagesIn("701")).toEqual(["After retries."]);
+    expect(await readLedger(testDb.db, "run_retry")).toMatchObject({ done: true, outcome: "delivered", parts: { "0": { state: "sent", messageId: expect.any(String) } } });
+  });
+
+  it("splits an answer past Telegram's 4096 characters into ordered messages", async () => {
+    const long = `${"First paragraph. ".repeat(200).trim()}\n\n${"Second paragraph. ".repeat(100).trim()}`;
+    await endedRun("run_long", "702", long);
+    await deliverChannelReply({ db: testDb.db, channels: channels(), log: silentLog, retry: noWait }, "run_long");
+    const messages = telegram.messagesIn("702");
+    expect(messages.length).toBe(2);
+    expect(messages.every((m) => m.length <= 4096)).toBe(true);
+    expect(messages.join("\n\n")).toBe(long);
+  });
+});
+
+describe("streamed preview", () => {
+  it("sends once, edits as the text grows, and finalize finishes the same message with the exact final text", async () => {
+    const { ChannelPreview } = await import("../../shared/channels/preview");
+    const { messengerFor } = await import("../../shared/channels/messenger");
+    await endedRun("run_stream", "710", "Now hello world, all of it.");
+    const messenger = messengerFor(channels(), { kind: "telegram", accountId: "main", chatId: "710" })!;
+    const preview = new ChannelPreview({ db: testDb.db, log: silentLog }, "run_stream", { ...messenger, editIntervalMs: 0 });
+    preview.add("N");
+    await preview.settle();
+    expect(telegram.messagesIn("710")).toEqual([]); // could still be NO_REPLY: held back
+    preview.add("ow hello ");
+    await telegram.waitFor(() => telegram.messagesIn("710").length === 1, 10_000, "the preview");
+    await preview.settle();
+    preview.add("world");
+    await telegram.waitFor(() => telegram.method("editMessageText").some((c) => c.body.chat_id === "710"), 10_000, "an edit");
+    await preview.settle();
+    await deliverChannelReply({ db: testDb.db, channels: channels(), log: silentLog, retry: noWait }, "run_stream");
+    expect(telegram.method("sendMessage").filter((c) => c.body.chat_id === "710")).toHaveLength(1);
+    expect(telegram.messagesIn("710")).toEqual(["Now hello world, all of it."]);
+    expect(telegram.method("editMessageText").filter((c) => c.body.chat_id === "710").map((c) => c.body.text)).toEqual(["Now hello world", "Now hello world, all of it."]);
+  });
+});

@@ -1,0 +1,43 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FUNCTION_KEYS } from "../../infra/functions";
+import { synthesizeTemplate, type CfnTemplate } from "../../infra/synth";
+import { logicalIdOfFunction, resourcesOf, resourcesOfType, statementsFor, statementsOfFunction } from "./helpers";
+
+/** With a channel configured (here: the `default` Telegram account from the environment), its secrets get their own secret. */
+let json: CfnTemplate;
+const ENV = { TELEGRAM_BOT_TOKEN: "123:secret-token", TELEGRAM_WEBHOOK_SECRET: "hook-secret", HOOKS_SECRET: "whsec_c2VjcmV0" };
+
+beforeAll(() => {
+  Object.assign(process.env, ENV);
+  json = synthesizeTemplate({ bundling: false });
+}, 120_000);
+afterAll(() => {
+  for (const key of Object.keys(ENV)) delete process.env[key];
+});
+
+describe("channel secrets in the template", () => {
+  it("creates a ChannelSecrets secret of empty placeholders; no secret value reaches the template", () => {
+    const secrets = resourcesOfType(json, "AWS::SecretsManager::Secret");
+    const channel = secrets.find(([id]) => id.includes("ChannelSecrets"));
+    expect(channel).toBeDefined();
+    expect(JSON.parse(String(channel![1].Properties?.SecretString))).toEqual({
+      "channels/telegram/default/botToken": "",
+      "channels/telegram/default/webhookSecret": "",
+      "channels/hooks/default/secret": "",
+    });
+    const text = JSON.stringify(json);
+    for (const value of Object.values(ENV)) expect(text).not.toContain(value);
+  });
+
+  it("lets only rest-api, attempt and run-finalize read it, through CHANNEL_SECRETS_ARN", () => {
+    const [[channelId]] = resourcesOfType(json, "AWS::SecretsManager::Secret").filter(([id]) => id.includes("ChannelSecrets"));
+    const readers = FUNCTION_KEYS.filter((key) =>
+      statementsFor(statementsOfFunction(json, key), "secretsmanager:").some((s) => JSON.stringify(resourcesOf(s)).includes(channelId)),
+    );
+    expect(readers).toEqual(["rest-api", "attempt", "run-finalize"]);
+    for (const key of readers) {
+      const env = (json.Resources?.[logicalIdOfFunction(json, key)].Properties?.Environment as { Variables: Record<string, unknown> }).Variables;
+      expect(env.CHANNEL_SECRETS_ARN).toEqual({ Ref: channelId });
+    }
+  });
+});
