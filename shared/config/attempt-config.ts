@@ -98,8 +98,15 @@ const SpendBudgetSchema = z
   .object({ maxTokens: z.number().int().positive().optional(), maxCostUsd: z.number().positive().optional() })
   .strict();
 
+/**
+ * A run that loops (160 iterations of a full 100k-token context is 16M tokens)
+ * stops here unless the configuration says otherwise: a default ceiling, so
+ * one runaway run cannot spend without bound. Setting `budgets.run` replaces it.
+ */
+export const DEFAULT_RUN_MAX_TOKENS = 10_000_000;
+
 export const BudgetsConfigSchema = z
-  .object({ run: SpendBudgetSchema.prefault({}), session: SpendBudgetSchema.prefault({}) })
+  .object({ run: SpendBudgetSchema.prefault({ maxTokens: DEFAULT_RUN_MAX_TOKENS }), session: SpendBudgetSchema.prefault({}) })
   .strict();
 
 /** USD per million tokens, per `provider/model`. Models without a price cost 0 (tokens still count). */

@@ -7,6 +7,7 @@ import { RunRecordSchema, TERMINAL_STATUSES } from "../../shared/aws/runs";
 import { loadAgentConfig } from "../../shared/config/config";
 import { ERROR_CODES, HTTP_STATUS, type ErrorCode } from "../../shared/protocol/errors";
 import { TestWsClient, type Frame } from "../support/ws-client";
+import { signStandardWebhook, slackSignature } from "../../shared/channels/signatures";
 import { agentBody, HTTP_METHODS, jsonText, nastyJson, queryString, restPath, sqsBody, taskInput, wsJunkFrame, wsRequest } from "./arbitraries";
 
 /**
@@ -15,9 +16,10 @@ import { agentBody, HTTP_METHODS, jsonText, nastyJson, queryString, restPath, sq
  * fed to the dispatcher; Step Functions task inputs fed to the task
  * functions. Properties: no 5xx, no crash, every refusal a precise 4xx or
  * `ok:false` code (or a named task error), and afterwards nothing
- * half-written in the table. FUZZ_RUNS sets the runs of each of the ten
- * properties (default 15, so CI stays fast; `npm run fuzz` runs 1100 each).
- * Channel webhooks are not fuzzed here: their endpoints are not on main yet.
+ * half-written in the table. FUZZ_RUNS sets the runs of each property
+ * (default 15, so CI stays fast; `npm run fuzz` runs 1100 each). Channel
+ * webhooks (Telegram, Slack, signed hooks) get random bodies and headers,
+ * with valid, wrong and missing signatures.
  */
 const RUNS = Math.max(1, Number(process.env.FUZZ_RUNS ?? 15));
 const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined;
@@ -30,7 +32,17 @@ const counts: Record<string, number> = {};
 const count = (entry: string) => (counts[entry] = (counts[entry] ?? 0) + 1);
 
 beforeAll(async () => {
-  stack = await startLocalStack({ config: loadAgentConfig({}), sweepIntervalMs: 0 });
+  // Default channel accounts (their platforms unreachable: a reply that fails is retried, never a crash).
+  const channels = {
+    TELEGRAM_BOT_TOKEN: "123:fuzz",
+    TELEGRAM_WEBHOOK_SECRET: TELEGRAM_SECRET,
+    TELEGRAM_API_BASE_URL: "http://127.0.0.1:9",
+    SLACK_SIGNING_SECRET: SLACK_SECRET,
+    SLACK_BOT_TOKEN: "xoxb-fuzz",
+    SLACK_API_BASE_URL: "http://127.0.0.1:9",
+    HOOKS_SECRET: HOOK_SECRET,
+  };
+  stack = await startLocalStack({ config: loadAgentConfig(channels), sweepIntervalMs: 0 });
   lambda = new LambdaClient({ region: LOCAL_REGION, endpoint: stack.endpoints.edge, credentials: ADMIN_CREDENTIALS });
 }, 180_000);
 afterAll(async () => {
@@ -40,6 +52,10 @@ afterAll(async () => {
 });
 
 const auth = () => ({ authorization: `Bearer ${stack.authToken}`, "content-type": "application/json" });
+
+const TELEGRAM_SECRET = "fuzz-telegram-secret";
+const SLACK_SECRET = "fuzz-slack-signing-secret";
+const HOOK_SECRET = `whsec_${Buffer.from("fuzz-hook-secret-0123456789").toString("base64")}`;
 
 /** A 4xx whose body is our error envelope with the code that maps to it (405 carries INVALID_REQUEST). */
 function expectPreciseRefusal(status: number, body: string): void {
@@ -223,6 +239,49 @@ describe("Step Functions task inputs fed to the task functions", () => {
         if (!result.functionError) return;
         const errorType = (result.payload as { errorType?: string }).errorType;
         expect(TASK_REFUSALS.has(errorType ?? ""), JSON.stringify({ input, payload: result.payload })).toBe(true);
+      }),
+      fuzzParams,
+    );
+  }, TIMEOUT);
+});
+
+/** How a fuzzed webhook is signed: correctly, with the wrong secret, or not at all. */
+const signing = fc.constantFrom("valid", "wrong", "none");
+const channelBody = fc.oneof(
+  jsonText(nastyJson),
+  nastyJson.map((text) => JSON.stringify({ update_id: 1, message: { message_id: 1, text, chat: { id: 5, type: "private" }, from: { id: 7, is_bot: false } } })),
+  nastyJson.map((text) => JSON.stringify({ type: "event_callback", event_id: "Ev1", team_id: "T1", event: { type: "message", text, user: "U1", channel: "D1", channel_type: "im", ts: "1.1" } })),
+  nastyJson.map((text) => JSON.stringify({ text, from: "fuzz" })),
+);
+
+function channelHeaders(kind: "telegram" | "slack" | "hook", how: string, body: string): Record<string, string> {
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (how === "none") return headers;
+  const now = Date.now();
+  if (kind === "telegram") headers["x-telegram-bot-api-secret-token"] = how === "valid" ? TELEGRAM_SECRET : "wrong";
+  if (kind === "slack") {
+    const timestamp = String(Math.floor(now / 1000));
+    headers["x-slack-request-timestamp"] = timestamp;
+    headers["x-slack-signature"] = slackSignature(how === "valid" ? SLACK_SECRET : "wrong", timestamp, Buffer.from(body));
+  }
+  if (kind === "hook") Object.assign(headers, signStandardWebhook(how === "valid" ? HOOK_SECRET : `whsec_${Buffer.from("wrong").toString("base64")}`, `msg_${now}_${Math.random()}`, body, now));
+  return headers;
+}
+
+describe("channel webhooks (verified by their signatures, not by an API key)", () => {
+  it.each([
+    ["telegram", "/v1/channels/telegram/default"],
+    ["slack", "/v1/channels/slack/default"],
+    ["hook", "/v1/hooks/default"],
+  ] as const)("%s", async (kind, path) => {
+    await fc.assert(
+      fc.asyncProperty(channelBody, signing, fc.boolean(), async (body, how, knownAccount) => {
+        count(`channel webhook ${kind}`);
+        const target = knownAccount ? path : path.replace(/default$/, "nobody");
+        const answer = await rest("POST", target, body, channelHeaders(kind, how, body));
+        expectPreciseRefusal(answer.status, answer.body);
+        if (!knownAccount) expect(answer.status).toBe(404);
+        else if (how !== "valid") expect(answer.status).toBe(401);
       }),
       fuzzParams,
     );
