@@ -22,7 +22,7 @@ export const ASYNC_INVOCATION = {
 } as const;
 
 export function configureAsyncInvocations(scope: Construct, fns: Record<keyof typeof ASYNC_INVOCATION, LambdaFn>): Queue {
-  const failures = new Queue(scope, "AsyncFailures", { encryption: QueueEncryption.SQS_MANAGED, retentionPeriod: Duration.days(14) });
+  const failures = new Queue(scope, "AsyncFailures", { encryption: QueueEncryption.SQS_MANAGED, retentionPeriod: Duration.days(14), enforceSSL: true });
   for (const [key, settings] of Object.entries(ASYNC_INVOCATION)) {
     fns[key as keyof typeof ASYNC_INVOCATION].configureAsyncInvoke({
       retryAttempts: settings.retryAttempts,

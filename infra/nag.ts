@@ -22,7 +22,8 @@ export const RUNNER_ACKNOWLEDGEMENTS: readonly NagAcknowledgement[] = [
   { id: "AwsSolutions-APIG3", reason: "WAF is a deployment choice (cost, rules per organization); the stage is throttled and every key is rate limited (docs/security.md)." },
   { id: "AwsSolutions-COG4", reason: "Callers authenticate with API keys per tenant checked by the Lambda REQUEST authorizer (functions/authorizer), not Cognito user pools." },
   { id: "AwsSolutions-SF1", reason: "The state machine logs ERROR only, without execution data: ALL would copy run ids and crash causes into logs on every step (the run record and the event log keep them)." },
-  { id: "AwsSolutions-SF2", reason: "X-Ray on the state machine follows the `tracing` prop (off by default, like the functions' tracing) to keep the default deployment's cost flat." },
+  { id: "AwsSolutions-SF2", reason: "X-Ray on the state machine follows the `tracing` prop (on by default, like the functions' tracing); a deployment that turns it off does so to keep its cost flat." },
+  { id: "AwsSolutions-SQS3", reason: "AsyncFailures is itself the dead-letter destination of asynchronous invocations (infra/async-invocations.ts); the run queue has its own DLQ." },
   { id: "AwsSolutions-IAM5[Resource::*]", reason: "CloudWatch Logs delivery actions of the state machine's logging (logs:CreateLogDelivery, ...) and X-Ray put actions support no resource-level scoping." },
   { id: "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:AgentRunner-run-loop:*]", reason: "The sweeper describes and stops executions of this one state machine; execution names are run ids, known only at run time." },
 ];

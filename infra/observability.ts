@@ -26,7 +26,7 @@ export interface Observability {
 }
 
 export function createObservability(scope: Construct, props: ObservabilityProps): Observability {
-  const alarmTopic = props.alarmTopic ?? new Topic(scope, "AlarmTopic", { displayName: "agent-runner alarms" });
+  const alarmTopic = props.alarmTopic ?? new Topic(scope, "AlarmTopic", { displayName: "agent-runner alarms", enforceSSL: true });
   const runErrors = runnerMetric(METRIC.runsEnded, "Sum", { [DIMENSION.outcome]: "error" }).createAlarm(scope, "RunErrorsAlarm", {
     threshold: RUN_ERRORS_ALARM_THRESHOLD,
     evaluationPeriods: 1,

@@ -11,11 +11,12 @@ export const WS_STAGE_NAME = "prod";
 /**
  * REST resources outside the API-key authorizer: they verify their callers
  * themselves (channel webhooks and signed hooks check the platform's
- * signature; health answers nothing secret). Everything else is `ANY /` and
+ * signature; health and the OpenAPI document answer nothing secret). Everything else is `ANY /` and
  * `ANY /{proxy+}` behind the authorizer.
  */
 export const PUBLIC_REST_RESOURCES: readonly { path: string; method: string }[] = [
   { path: "/health", method: "GET" },
+  { path: "/openapi.json", method: "GET" },
   { path: "/v1/hooks/{proxy+}", method: "ANY" },
   { path: "/v1/channels/{proxy+}", method: "ANY" },
 ];
