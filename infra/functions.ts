@@ -32,7 +32,8 @@ export type DynamoAction =
 /** HTTP methods of the API Gateway Management API (`/@connections/{id}`). */
 export type ManagementMethod = "POST" | "GET" | "DELETE";
 
-export type StatesAction = "StartExecution" | "DescribeExecution" | "StopExecution";
+/** SendTaskSuccess: answers a run's `.waitForTaskToken` pause (approvals, client tools; on the state machine). */
+export type StatesAction = "StartExecution" | "DescribeExecution" | "StopExecution" | "SendTaskSuccess";
 
 export interface FunctionSpec {
   readonly key: FunctionKey;
@@ -92,7 +93,8 @@ export const FUNCTION_SPECS: Readonly<Record<FunctionKey, FunctionSpec>> = {
     dynamodb: READ_WRITE_DELETE,
     intake: true,
     wsManagement: ["POST"],
-    states: ["StartExecution"],
+    // SendTaskSuccess: resolving an approval wakes the paused run.
+    states: ["StartExecution", "SendTaskSuccess"],
   }),
   "ws-api": spec("ws-api", {
     timeoutSeconds: 60,
@@ -100,7 +102,7 @@ export const FUNCTION_SPECS: Readonly<Record<FunctionKey, FunctionSpec>> = {
     intake: true,
     // POST answers/replays, GET inspects, DELETE closes a connection that failed `connect`.
     wsManagement: ["POST", "GET", "DELETE"],
-    states: ["StartExecution"],
+    states: ["StartExecution", "SendTaskSuccess"],
     selfInvoke: true,
   }),
   dispatcher: spec("dispatcher", {
@@ -121,7 +123,8 @@ export const FUNCTION_SPECS: Readonly<Record<FunctionKey, FunctionSpec>> = {
     states: ["StartExecution"],
     providers: true,
   }),
-  decide: spec("decide", { timeoutSeconds: 30, dynamodb: READ_WRITE_DELETE, wsManagement: ["POST"] }),
+  // Also the PauseForInput task: it parks the task token and, when the answer came first, sends it itself.
+  decide: spec("decide", { timeoutSeconds: 30, dynamodb: READ_WRITE_DELETE, wsManagement: ["POST"], states: ["SendTaskSuccess"] }),
   // Starts the next queued run of the session lane when it hands the lane on.
   "run-finalize": spec("run-finalize", {
     timeoutSeconds: 60,

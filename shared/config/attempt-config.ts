@@ -70,6 +70,10 @@ export const ToolsConfigSchema = z
       .strict()
       .prefault({}),
     custom: z.array(CustomToolSchema).default([]),
+    /** Tool names (exact, or a `prefix*`) whose calls wait for a human's approval (docs/approvals.md). */
+    requireApproval: z.array(z.string().min(1)).default([]),
+    /** Seconds a client tool call waits for the client's result. */
+    clientToolTimeoutSeconds: z.number().int().positive().max(86_400).default(300),
   })
   .strict();
 
