@@ -3,16 +3,29 @@ import middy from "@middy/core";
 import { validate } from "../../shared/http/rest";
 import { recoverFromCrash } from "../../shared/run/recover";
 import { RecoverInputSchema, type StepPointer } from "../../shared/run/pointer";
+import { pauseForInput, PauseInputSchema } from "../../shared/run/pause-for-input";
 import type { AppDeps } from "../../shared/runtime/app-deps";
 
-/** State machine task `RecoverAttempt`: `{runId, loop?, crash}` -> `{runId, loop, decision}`. */
+/**
+ * State machine tasks `RecoverAttempt`: `{runId, loop?, crash}` -> `{runId, loop, decision}`;
+ * and `PauseForInput`: `{action: "pause_for_input", runId, inputId, taskToken}` (its result is
+ * ignored: the task waits for its token).
+ */
 export function createDecideHandler(deps: AppDeps) {
-  return middy<unknown, StepPointer, Error, Context>().handler(async (event) => {
+  return middy<unknown, StepPointer | { paused: string }, Error, Context>().handler(async (event) => {
+    if (isPause(event)) {
+      const input = validate(PauseInputSchema, event);
+      return { paused: await pauseForInput(deps, input) };
+    }
     const input = validate(RecoverInputSchema, stripDecision(event));
     const step = recoverFromCrash(input);
     deps.log.warn("attempt crashed", { runId: input.runId, error: input.crash.Error, decision: step.decision });
     return step;
   });
+}
+
+function isPause(event: unknown): boolean {
+  return typeof event === "object" && event !== null && (event as { action?: unknown }).action === "pause_for_input";
 }
 
 function stripDecision(event: unknown): unknown {

@@ -4,6 +4,7 @@ import { authenticate, bearerToken } from "../../shared/runtime/auth";
 import { errorResult, header, json } from "../../shared/http/rest";
 import { ApiError } from "../../shared/protocol/errors";
 import type { AppDeps } from "../../shared/runtime/app-deps";
+import { postApproval } from "./approvals";
 import { getHistory, getRunEvents, getRunRoute, postAbort, postAgent, postWait, type Route } from "./routes";
 
 interface RouteEntry {
@@ -19,6 +20,7 @@ const ROUTES: RouteEntry[] = [
   { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)$/, route: getRunRoute },
   { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/events$/, route: getRunEvents },
   { method: "POST", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/abort$/, route: postAbort },
+  { method: "POST", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/approvals\/(?<approvalId>[^/]+)$/, route: postApproval },
   { method: "GET", pattern: /^\/v1\/sessions\/(?<sessionKey>[^/]+)\/history$/, route: getHistory },
 ];
 

@@ -9,7 +9,10 @@ import { approvalNeeded, resumedCall, type ExternalInput } from "../core/externa
  * approval and has none gets a pending record and pauses the attempt. The
  * approval id is derived from the run and the call, so a retried attempt asks once.
  */
-export function createApprovalGate(db: Db, run: { runId: string; sessionKey: string }, patterns: readonly string[]): ApprovalGate {
+export type ApprovalRule = string | { tool: string; timeoutSeconds: number };
+
+export function createApprovalGate(db: Db, run: { runId: string; sessionKey: string }, rules: readonly ApprovalRule[]): ApprovalGate {
+  const patterns = rules.map((rule) => (typeof rule === "string" ? rule : rule.tool));
   return {
     async check(call): Promise<GateVerdict> {
       // Nothing asks for approvals: no read per call (records exist only where something asked).
@@ -18,7 +21,9 @@ export function createApprovalGate(db: Db, run: { runId: string; sessionKey: str
       const existing = await getExternalInput(db, run.runId, inputId);
       if (existing) return verdictOf(existing, db.now());
       const allowedAlways = await isAllowedAlways(db, run.sessionKey, call.toolName);
-      const needed = approvalNeeded(call.toolName, { patterns, fromHook: call.fromHook, allowedAlways });
+      const fromHook = call.fromHook ?? configuredTimeout(rules, call.toolName);
+      const byConfig = approvalNeeded(call.toolName, { patterns, allowedAlways });
+      const needed = approvalNeeded(call.toolName, { patterns, fromHook: byConfig || call.fromHook ? fromHook : undefined, allowedAlways });
       if (!needed) return { kind: "proceed" };
       const now = db.now();
       const input = await createPendingInput(db, {
@@ -37,6 +42,16 @@ export function createApprovalGate(db: Db, run: { runId: string; sessionKey: str
       return verdictOf(input, now);
     },
   };
+}
+
+/** A `{tool, timeoutSeconds}` rule's deadline, as a request the rules understand. */
+function configuredTimeout(rules: readonly ApprovalRule[], toolName: string): { timeoutSeconds: number } | undefined {
+  for (const rule of rules) {
+    if (typeof rule === "string") continue;
+    const matches = rule.tool.endsWith("*") ? toolName.startsWith(rule.tool.slice(0, -1)) : toolName === rule.tool;
+    if (matches) return { timeoutSeconds: rule.timeoutSeconds };
+  }
+  return undefined;
 }
 
 function verdictOf(input: ExternalInput, now: number): GateVerdict {

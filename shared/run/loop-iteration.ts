@@ -1,4 +1,4 @@
-import { getRun, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
+import { getRun, markResumed, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
 import { RunNotFoundError } from "../aws/errors";
 import type { AttemptSink } from "../agent/attempt";
 import { beforeAttempt, decideNext } from "../core/decide";
@@ -48,6 +48,8 @@ export async function runLoopIteration(deps: RunDeps, input: IterationInput, run
     if (head.decision.action !== "attempt") return pointer(input.runId, head);
     const run = await getRun(deps.db, input.runId);
     if (!run) throw new RunNotFoundError(input.runId);
+    // Back from PauseForInput (answered or timed out): the run works again.
+    if (run.status === "paused") await markResumed(deps.db, run.runId);
     const early = endedBeforeAttempt(run, deps.db.now());
     if (early) return { runId: run.runId, loop: head.loop, decision: early };
     const watch = watchRun(deps.db, run.runId, runDeadline(run));

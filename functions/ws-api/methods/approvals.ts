@@ -1,0 +1,14 @@
+import { validate } from "../../../shared/http/rest";
+import { ApprovalResolveParamsSchema } from "../../../shared/protocol/approval-frames";
+import { resolveApproval } from "../../../shared/run/resolve-approval";
+import type { Method } from "./types";
+
+/**
+ * OpenClaw's `plugin.approval.resolve` / `exec.approval.resolve` `{id, decision}`:
+ * the same resolution as REST `POST /v1/runs/{runId}/approvals/{approvalId}`
+ * (the id names its run). 404 unknown, APPROVAL_CONFLICT when already resolved or expired.
+ */
+export const approvalResolveMethod: Method = async (deps, { params }) => {
+  const { id, decision } = validate(ApprovalResolveParamsSchema, params);
+  return { ok: true, ...(await resolveApproval(deps, id, decision)) };
+};
