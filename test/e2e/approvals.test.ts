@@ -6,6 +6,7 @@ import { AgentConfigSchema, loadAgentConfig } from "../../shared/config/config";
 import { getRun, TERMINAL_STATUSES, type RunRecord } from "../../shared/aws/runs";
 import { readEvents } from "../../shared/aws/event-log";
 import { chat, FakeOpenAIServer } from "../support/fake-openai-server";
+import { TestWsClient } from "../support/ws-client";
 
 /**
  * Approvals end to end through the template-deployed local stack (issue 12):
@@ -186,5 +187,30 @@ describe("approvals", () => {
     const next = await startRun("approvals-always", "And ap");
     expect(await ended(next)).toMatchObject({ status: "ok" });
     expect(await approvalEvents(next)).toEqual([]);
+  }, 180_000);
+
+  it("WebSocket: OpenClaw's plugin.approval.requested reaches a subscriber; plugin.approval.resolve answers it once", async () => {
+    const client = await TestWsClient.open(stack.webSocketUrl);
+    try {
+      await client.request("connect", { auth: { token: stack.authToken } });
+      await client.request("sessions.subscribe", { sessionKey: "approvals-ws" });
+      oai.enqueue(chat.toolCall("deploy", { target: "ws" }, "call_ws"), chat.text("Not deployed."));
+      const runId = await startRun("approvals-ws", "Deploy over ws");
+      const frame = await client.waitFor((f) => f.event === "plugin.approval.requested", 90_000);
+      expect(frame.payload).toMatchObject({
+        id: expect.stringMatching(/\.apr_/),
+        request: { toolName: "deploy", toolCallId: "call_ws", sessionKey: "approvals-ws", allowedDecisions: ["allow-once", "allow-always", "deny"] },
+      });
+      expect(frame.payload.expiresAtMs).toBeGreaterThan(frame.payload.createdAtMs);
+      await requested(runId);
+      expect(await client.request("plugin.approval.resolve", { id: frame.payload.id, decision: "deny" })).toMatchObject({ ok: true });
+      expect(await client.request("exec.approval.resolve", { id: frame.payload.id, decision: "deny" })).toMatchObject({ ok: false, error: { code: "APPROVAL_CONFLICT" } });
+      const resolved = await client.waitFor((f) => f.event === "plugin.approval.resolved", 90_000);
+      expect(resolved.payload).toMatchObject({ id: frame.payload.id, decision: "deny" });
+      expect(await ended(runId)).toMatchObject({ status: "ok" });
+      expect(toolResultSeen("call_ws")).toBe("Denied by user");
+    } finally {
+      await client.close();
+    }
   }, 180_000);
 });
