@@ -77,8 +77,6 @@ export const ToolsConfigSchema = z
     requireApproval: z
       .array(z.union([z.string().min(1), z.object({ tool: z.string().min(1), timeoutSeconds: z.number().int().positive().max(86_400) }).strict()]))
       .default([]),
-    /** Seconds a client tool call waits for the client's result. */
-    clientToolTimeoutSeconds: z.number().int().positive().max(86_400).default(300),
   })
   .strict();
 
