@@ -36,7 +36,8 @@ export type DynamoAction =
 /** HTTP methods of the API Gateway Management API (`/@connections/{id}`). */
 export type ManagementMethod = "POST" | "GET" | "DELETE";
 
-export type StatesAction = "StartExecution" | "DescribeExecution" | "StopExecution";
+/** SendTaskSuccess: answers a run's `.waitForTaskToken` pause (approvals, client tools; on the state machine). */
+export type StatesAction = "StartExecution" | "DescribeExecution" | "StopExecution" | "SendTaskSuccess";
 
 export interface FunctionSpec {
   readonly key: FunctionKey;
@@ -106,7 +107,8 @@ export const FUNCTION_SPECS: Readonly<Record<FunctionKey, FunctionSpec>> = {
     dynamodb: READ_WRITE_DELETE,
     intake: true,
     wsManagement: ["POST"],
-    states: ["StartExecution"],
+    // SendTaskSuccess: resolving an approval wakes the paused run.
+    states: ["StartExecution", "SendTaskSuccess"],
     reservedConcurrency: RESERVED_CONCURRENCY["rest-api"],
     // Verifies channel webhook signatures (functions/rest-api/channel-routes.ts).
     channelSecrets: true,
@@ -117,7 +119,7 @@ export const FUNCTION_SPECS: Readonly<Record<FunctionKey, FunctionSpec>> = {
     intake: true,
     // POST answers/replays, GET inspects, DELETE closes a connection that failed `connect`.
     wsManagement: ["POST", "GET", "DELETE"],
-    states: ["StartExecution"],
+    states: ["StartExecution", "SendTaskSuccess"],
     selfInvoke: true,
     reservedConcurrency: RESERVED_CONCURRENCY["ws-api"],
   }),
@@ -142,7 +144,8 @@ export const FUNCTION_SPECS: Readonly<Record<FunctionKey, FunctionSpec>> = {
     // Streams channel replies as preview edits (shared/channels/preview.ts).
     channelSecrets: true,
   }),
-  decide: spec("decide", { timeoutSeconds: 30, dynamodb: READ_WRITE_DELETE, wsManagement: ["POST"] }),
+  // Also the PauseForInput task: it parks the task token and, when the answer came first, sends it itself.
+  decide: spec("decide", { timeoutSeconds: 30, dynamodb: READ_WRITE_DELETE, wsManagement: ["POST"], states: ["SendTaskSuccess"] }),
   // Starts the next queued run of the session lane when it hands the lane on.
   // Delivers channel replies (shared/channels/deliver.ts): bot tokens, hook secrets.
   "run-finalize": spec("run-finalize", {

@@ -152,8 +152,12 @@ function statesStatements(scope: Construct, spec: FunctionSpec, deps: FunctionDe
   if (spec.states.includes("StartExecution")) {
     statements.push(new PolicyStatement({ actions: ["states:StartExecution"], resources: [deps.stateMachineArn] }));
   }
+  // Task answers are authorized on the machine whose task issued the token (CDK's grantTaskResponse).
+  if (spec.states.includes("SendTaskSuccess")) {
+    statements.push(new PolicyStatement({ actions: ["states:SendTaskSuccess"], resources: [deps.stateMachineArn] }));
+  }
   // Describe/Stop act on executions, whose ARNs differ from the machine's.
-  const onExecutions = spec.states.filter((action) => action !== "StartExecution");
+  const onExecutions = spec.states.filter((action) => action !== "StartExecution" && action !== "SendTaskSuccess");
   if (onExecutions.length > 0) {
     const executions = Stack.of(scope).formatArn({
       service: "states",

@@ -44,6 +44,9 @@ export const WS_METHOD_ROUTES = [
   // OpenClaw CLI compatibility (docs/protocol.md).
   "agents.list",
   "chat.abort",
+  // OpenClaw's approval resolve methods (docs/approvals.md).
+  "plugin.approval.resolve",
+  "exec.approval.resolve",
 ] as const;
 
 export type WsMethodRoute = (typeof WS_METHOD_ROUTES)[number];

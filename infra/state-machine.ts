@@ -10,6 +10,12 @@
  *                  v                                   | (retries exhausted)
  *             RecoverAttempt -> Route                  '-> FinalizeFailed
  *
+ * A tool call that waits for a human (approval) or a client (client tool)
+ * routes `pause` to PauseForInput: a `.waitForTaskToken` task (no Lambda
+ * runs while it waits) whose function parks the token on the input's record;
+ * the resolver's SendTaskSuccess, or TimeoutSeconds (States.Timeout, caught),
+ * goes on to Attempt, which finishes the call (docs/approvals.md).
+ *
  * Compaction and truncation run inside the next Attempt task, before its
  * model call: no extra state, no extra transition, and the compaction is
  * sized for the model that attempt runs. A clean run is 5 transitions
@@ -23,11 +29,14 @@ import {
   Condition,
   DefinitionBody,
   Fail,
+  IntegrationPattern,
+  JsonPath,
   LogLevel,
   StateMachine,
   StateMachineType,
   Succeed,
   TaskInput,
+  Timeout,
   Wait,
   WaitTime,
   type RetryProps,
@@ -45,6 +54,7 @@ export const STATE_NAMES = {
   done: "Done",
   finalizeFailed: "FinalizeFailed",
   continued: "Continued",
+  pauseForInput: "PauseForInput",
 } as const;
 
 /** Which function each Task state invokes. */
@@ -53,6 +63,7 @@ export const TASK_FUNCTIONS = {
   [STATE_NAMES.attempt]: "attempt",
   [STATE_NAMES.recoverAttempt]: "decide",
   [STATE_NAMES.finalizeRun]: "run-finalize",
+  [STATE_NAMES.pauseForInput]: "decide",
 } as const;
 
 export type TaskFunctionKey = (typeof TASK_FUNCTIONS)[keyof typeof TASK_FUNCTIONS];
@@ -66,11 +77,13 @@ export const LAMBDA_TRANSIENT_ERRORS = [
 ] as const;
 
 export const ALL_ERRORS = "States.ALL";
+/** A pause's TimeoutSeconds passed with no answer: the next attempt gives the call its timeout result. */
+export const PAUSE_TIMEOUT_ERROR = "States.Timeout";
 /** Error of the terminal Fail state when the run could not even be finalized. */
 export const FINALIZE_FAILED_ERROR = "FinalizeFailed";
 
 /** Every name a Retry or Catch may match on; a test fails on any other. */
-export const PINNED_ERROR_NAMES: readonly string[] = [...LAMBDA_TRANSIENT_ERRORS, ALL_ERRORS];
+export const PINNED_ERROR_NAMES: readonly string[] = [...LAMBDA_TRANSIENT_ERRORS, ALL_ERRORS, PAUSE_TIMEOUT_ERROR];
 
 /** `decision.action` values the Route state switches on. */
 export const ROUTE_ACTIONS = {
@@ -80,6 +93,7 @@ export const ROUTE_ACTIONS = {
   truncate: "truncate",
   wait: "wait",
   continueAsNew: "continue_as_new",
+  pause: "pause",
   finalize: "finalize",
 } as const;
 
@@ -87,6 +101,10 @@ export const STATE_PATHS = {
   runId: "$.runId",
   decisionAction: "$.decision.action",
   waitSeconds: "$.decision.waitSeconds",
+  pauseInputId: "$.decision.inputId",
+  pauseTimeoutSeconds: "$.decision.timeoutSeconds",
+  /** What SendTaskSuccess answered (ignored: the record holds the answer), or the caught timeout. */
+  resumed: "$.resumed",
   /** Where a caught error lands: `{Error, Cause}`. */
   crash: "$.crash",
 } as const;
@@ -149,8 +167,14 @@ function buildRunLoop(scope: Construct, fns: RunStateMachineProps["functions"]):
   const attempt = lambdaTask(scope, STATE_NAMES.attempt, fns.attempt);
   const recover = lambdaTask(scope, STATE_NAMES.recoverAttempt, fns.decide);
   const finalize = lambdaTask(scope, STATE_NAMES.finalizeRun, fns["run-finalize"]);
-  const route = buildRoute(scope, attempt, finalize);
+  const pause = pauseTask(scope, fns.decide);
+  const route = buildRoute(scope, attempt, finalize, pause);
 
+  pause
+    .addRetry(transient)
+    .addCatch(attempt, { errors: [PAUSE_TIMEOUT_ERROR], resultPath: STATE_PATHS.resumed })
+    .addCatch(recover, crashCatch)
+    .next(attempt);
   startRun.addRetry(transient).addCatch(recover, crashCatch).next(attempt);
   attempt.addRetry(transient).addCatch(recover, crashCatch).next(route);
   // A crash while deciding still ends the run: finalize sees `crash` and no decision.
@@ -165,7 +189,27 @@ function buildRunLoop(scope: Construct, fns: RunStateMachineProps["functions"]):
   return startRun;
 }
 
-function buildRoute(scope: Construct, attempt: LambdaInvoke, finalize: LambdaInvoke): Choice {
+/**
+ * Waits with no code running: the function gets only pointers and the token,
+ * the state keeps its pointers (the answer lands at `$.resumed`, unused).
+ */
+function pauseTask(scope: Construct, fn: IFunction): LambdaInvoke {
+  return LambdaInvoke.jsonPath(scope, STATE_NAMES.pauseForInput, {
+    lambdaFunction: fn,
+    integrationPattern: IntegrationPattern.WAIT_FOR_TASK_TOKEN,
+    payload: TaskInput.fromObject({
+      action: "pause_for_input",
+      runId: JsonPath.stringAt(STATE_PATHS.runId),
+      inputId: JsonPath.stringAt(STATE_PATHS.pauseInputId),
+      taskToken: JsonPath.taskToken,
+    }),
+    taskTimeout: Timeout.at(STATE_PATHS.pauseTimeoutSeconds),
+    resultPath: STATE_PATHS.resumed,
+    retryOnServiceExceptions: false,
+  });
+}
+
+function buildRoute(scope: Construct, attempt: LambdaInvoke, finalize: LambdaInvoke, pause: LambdaInvoke): Choice {
   const waitBeforeRetry = Wait.jsonPath(scope, STATE_NAMES.waitBeforeRetry, {
     time: WaitTime.secondsPath(STATE_PATHS.waitSeconds),
   }).next(attempt);
@@ -188,6 +232,7 @@ function buildRoute(scope: Construct, attempt: LambdaInvoke, finalize: LambdaInv
       waitBeforeRetry,
     )
     .when(Condition.stringEquals(decisionAction, ROUTE_ACTIONS.continueAsNew), continued)
+    .when(Condition.stringEquals(decisionAction, ROUTE_ACTIONS.pause), pause)
     .when(Condition.stringEquals(decisionAction, ROUTE_ACTIONS.finalize), finalize)
     .otherwise(finalize);
 }

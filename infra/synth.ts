@@ -132,11 +132,20 @@ function taskFunctionsOf(definition: Record<string, unknown>, template: object, 
   const taskFunctions: Record<string, string> = {};
   for (const state of allStates(definition)) {
     if (state.Type !== "Task" || typeof state.Resource !== "string") continue;
-    const key = arnToKey.get(state.Resource);
-    if (!key) throw new Error(`task resource ${state.Resource} is not one of the stack's functions`);
-    taskFunctions[state.Resource] = key;
+    // An integration (`lambda:invoke.waitForTaskToken`) names its function in Parameters.
+    const arn = INTEGRATION_RESOURCE.test(state.Resource) ? functionNameOf(state) : state.Resource;
+    const key = arn === undefined ? undefined : arnToKey.get(arn);
+    if (!key || arn === undefined) throw new Error(`task resource ${state.Resource} is not one of the stack's functions`);
+    taskFunctions[arn] = key;
   }
   return taskFunctions;
+}
+
+const INTEGRATION_RESOURCE = /^arn:aws[a-z-]*:states:::lambda:invoke/;
+
+function functionNameOf(state: Record<string, unknown>): string | undefined {
+  const parameters = state.Parameters;
+  return isRecord(parameters) && typeof parameters.FunctionName === "string" ? parameters.FunctionName : undefined;
 }
 
 /** States at any depth (Parallel branches, Map item processors). */

@@ -4,11 +4,20 @@ import { validate } from "../../shared/http/rest";
 import { isRetryableCrash, recoverFromCrash } from "../../shared/run/recover";
 import { startRun } from "../../shared/run/start-run";
 import { RecoverInputSchema, type StepPointer } from "../../shared/run/pointer";
+import { pauseForInput, PauseInputSchema } from "../../shared/run/pause-for-input";
 import type { AppDeps } from "../../shared/runtime/app-deps";
 
-/** State machine task `RecoverAttempt`: `{runId, loop?, crash}` -> `{runId, loop, decision}`. */
+/**
+ * State machine tasks `RecoverAttempt`: `{runId, loop?, crash}` -> `{runId, loop, decision}`;
+ * and `PauseForInput`: `{action: "pause_for_input", runId, inputId, taskToken}` (its result is
+ * ignored: the task waits for its token).
+ */
 export function createDecideHandler(deps: AppDeps) {
-  return middy<unknown, StepPointer, Error, Context>().handler(async (event) => {
+  return middy<unknown, StepPointer | { paused: string }, Error, Context>().handler(async (event) => {
+    if (isPause(event)) {
+      const input = validate(PauseInputSchema, event);
+      return { paused: await pauseForInput(deps, input) };
+    }
     const input = validate(RecoverInputSchema, stripDecision(event));
     if (!input.loop && isRetryableCrash(input.crash.Error)) {
       // StartRun died (crash, timeout, throttled store): it is idempotent, so this step does it again
@@ -21,6 +30,10 @@ export function createDecideHandler(deps: AppDeps) {
     deps.log.warn("attempt crashed", { runId: input.runId, error: input.crash.Error, decision: step.decision });
     return step;
   });
+}
+
+function isPause(event: unknown): boolean {
+  return typeof event === "object" && event !== null && (event as { action?: unknown }).action === "pause_for_input";
 }
 
 function stripDecision(event: unknown): unknown {

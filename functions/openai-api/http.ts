@@ -30,6 +30,7 @@ const ERROR_TYPES: Record<ErrorCode, string> = {
   NOT_FOUND: "not_found_error",
   PAYLOAD_TOO_LARGE: "invalid_request_error",
   IDEMPOTENCY_CONFLICT: "invalid_request_error",
+  APPROVAL_CONFLICT: "invalid_request_error",
   UNKNOWN_METHOD: "not_found_error",
   SESSION_BUSY: "rate_limit_error",
   UNAVAILABLE: "server_error",

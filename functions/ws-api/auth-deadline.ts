@@ -43,6 +43,8 @@ export const METHOD_SCOPES: Readonly<Record<string, Scope>> = {
   "runs.abort": "operator.write",
   "chat.abort": "operator.write",
   "events.replay": "operator.read",
+  "plugin.approval.resolve": "operator.approvals",
+  "exec.approval.resolve": "operator.approvals",
 };
 
 export function scopeOfMethod(method: string): Scope {

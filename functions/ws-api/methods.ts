@@ -1,4 +1,5 @@
 import { agentMethod, agentsListMethod, agentWaitMethod } from "./methods/agent";
+import { approvalResolveMethod } from "./methods/approvals";
 import { connectMethod } from "./methods/connect";
 import { chatAbortMethod, eventsReplayMethod, runsAbortMethod } from "./methods/runs";
 import { sessionsHistoryMethod, sessionsListMethod, sessionsSubscribeMethod, sessionsUnsubscribeMethod } from "./methods/sessions";
@@ -19,6 +20,9 @@ export const AUTHENTICATED_METHODS: Record<string, Method> = {
   "runs.abort": runsAbortMethod,
   "chat.abort": chatAbortMethod,
   "events.replay": eventsReplayMethod,
+  // OpenClaw's approval resolve methods (docs/approvals.md).
+  "plugin.approval.resolve": approvalResolveMethod,
+  "exec.approval.resolve": approvalResolveMethod,
 };
 
 /** Everything `connect` announces in `hello-ok.features.methods`. */

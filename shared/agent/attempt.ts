@@ -11,6 +11,7 @@ import { streamModelTurn } from "./model-turn";
 import type { StreamTransform } from "./stream/transforms";
 import { createMemoryLedger, type ToolLedger } from "./tool-ledger";
 import { runToolCall, type ToolCallOutcome } from "./tools/lifecycle";
+import type { ApprovalGate } from "./tools/approval-gate";
 import type { ToolContext, ToolDefinition } from "./tools/types";
 import { unmeteredUsage, type UsageMeter } from "./usage-meter";
 
@@ -63,6 +64,8 @@ export interface AttemptParams {
   now?(): number;
   /** Queue mode steer: messages that arrived for this session while it runs (shared/lanes/steering.ts). */
   steering?: AttemptSteering;
+  /** Approvals: a call that needs one pauses the attempt before it runs (docs/approvals.md). */
+  gate?: ApprovalGate;
 }
 
 /**
@@ -114,7 +117,8 @@ class AttemptRun {
   }
 
   async loop(): Promise<AttemptOutcome> {
-    await this.resumePendingTurn();
+    const resumed = await this.resumePendingTurn();
+    if (resumed) return resumed;
     for (let round = 0; round < this.params.maxToolRounds; round += 1) {
       const stop = this.boundaryCheck();
       if (stop) return stop;
@@ -133,7 +137,8 @@ class AttemptRun {
       }
       this.recorder.modelCall(turn.message.usage, false, await this.meter.record(turn.message.usage, false));
       this.recorder.modelTurn(turn.message);
-      await this.runToolTurn(turn.message, calls);
+      const paused = await this.runToolTurn(turn.message, calls);
+      if (paused) return paused;
     }
     // Out of rounds for this attempt: everything is committed; the outer loop continues in a fresh attempt.
     return { kind: "yielded" };
@@ -212,20 +217,33 @@ class AttemptRun {
    * Runs the calls of one assistant turn and commits the turn with all its
    * results. A turn with a mutating call is saved in the ledger first, so a
    * crash before the commit is resumed, not re-asked (resumePendingTurn).
+   * A call that must wait for outside input (an approval) pauses the attempt
+   * before it runs: the turn is saved the same way and is finished by the
+   * attempt after the answer; nothing of it is committed yet.
    */
-  private async runToolTurn(message: AssistantMessage, calls: ToolCallBlock[]): Promise<void> {
+  private async runToolTurn(message: AssistantMessage, calls: ToolCallBlock[], fromLedger = false): Promise<Extract<AttemptOutcome, { kind: "paused" }> | undefined> {
     const mutating = calls.some((call) => this.params.tools.get(call.name.trim())?.mutating);
-    if (mutating) await this.ledger.savePendingTurn(message);
+    if (mutating && !fromLedger) await this.ledger.savePendingTurn(message);
     const results: ToolResultMessage[] = [];
     let steered = false;
     for (const call of calls) {
       // A steering message waits: calls not started yet are skipped (a running one finishes).
       steered ||= (await this.params.steering?.pending()) ?? false;
-      results.push(steered ? this.skipTool(call) : (await this.runTool(call)).result);
+      if (steered) {
+        results.push(this.skipTool(call));
+        continue;
+      }
+      const outcome = await this.runTool(call);
+      if (outcome.paused) {
+        if (!mutating && !fromLedger) await this.ledger.savePendingTurn(message);
+        return { kind: "paused", ...outcome.paused };
+      }
+      results.push(outcome.result);
     }
     await this.params.commitTurn([message, ...results]);
     this.messages.push(message, ...results);
-    if (mutating) await this.ledger.clearPendingTurn();
+    if (mutating || fromLedger) await this.ledger.clearPendingTurn();
+    return undefined;
   }
 
   private skipTool(call: ToolCallBlock): ToolResultMessage {
@@ -247,7 +265,9 @@ class AttemptRun {
       timeoutMs: this.params.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
       now: this.params.now ?? Date.now,
       missingToolReason: this.params.missingToolReason,
+      gate: this.params.gate,
     });
+    if (outcome.paused) return outcome;
     this.recorder.tool(outcome);
     sink.toolResult(call, outcome.result);
     return outcome;
@@ -259,17 +279,17 @@ class AttemptRun {
    * interrupted ones reported as uncertain, unstarted ones run) instead of
    * asking the model again and re-running its side effects.
    */
-  private async resumePendingTurn(): Promise<void> {
+  private async resumePendingTurn(): Promise<Extract<AttemptOutcome, { kind: "paused" }> | undefined> {
     const pending = await this.ledger.loadPendingTurn();
-    if (!pending) return;
+    if (!pending) return undefined;
     const calls = toolCallsOf(pending.message);
     const committed = this.messages.some((m) => m.role === "assistant" && toolCallsOf(m).some((c) => calls.some((p) => p.id === c.id)));
     const last = this.messages[this.messages.length - 1];
     if (committed || calls.length === 0 || last?.role === "assistant") {
       await this.ledger.clearPendingTurn();
-      return;
+      return undefined;
     }
-    // Not counted as a model turn: the model's work happened in the attempt that died.
-    await this.runToolTurn(pending.message, calls);
+    // Not counted as a model turn: the model's work happened in the attempt that died (or paused).
+    return this.runToolTurn(pending.message, calls, true);
   }
 }

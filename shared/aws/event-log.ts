@@ -5,7 +5,7 @@ import { conditionally, isExpired, type Db } from "./dynamo";
 import { queryItems } from "./query-pages";
 import { compactEventData, needsTextRestore, restoreEventText } from "../core/event-text";
 
-export const EVENT_STREAMS = ["lifecycle", "assistant", "thinking", "tool", "compaction", "error"] as const;
+export const EVENT_STREAMS = ["lifecycle", "assistant", "thinking", "tool", "compaction", "error", "approval"] as const;
 export type EventStream = (typeof EVENT_STREAMS)[number];
 
 /** One agent event as stored and as sent (`payload` of an `agent` event frame). Schema version 1. */

@@ -1,4 +1,4 @@
-import { DescribeExecutionCommand, StartExecutionCommand, type SFNClient } from "@aws-sdk/client-sfn";
+import { DescribeExecutionCommand, SendTaskSuccessCommand, StartExecutionCommand, type SFNClient } from "@aws-sdk/client-sfn";
 
 export type ExecutionStatus = "RUNNING" | "SUCCEEDED" | "FAILED" | "TIMED_OUT" | "ABORTED" | "PENDING_REDRIVE";
 
@@ -20,7 +20,16 @@ export interface RunExecutions {
    * only the attempt task needs it.
    */
   continueRun?(name: string, input: Record<string, unknown>): Promise<{ executionArn?: string; alreadyStarted: boolean }>;
+  /**
+   * Wakes a run waiting in a `.waitForTaskToken` task (SendTaskSuccess).
+   * False when the task no longer waits (it timed out, or was answered): the
+   * answer is in the record either way. Optional: only the resolvers and the pause task need it.
+   */
+  answerTask?(taskToken: string, output: Record<string, unknown>): Promise<boolean>;
 }
+
+/** SendTaskSuccess errors that mean "nobody waits for this token any more". */
+const TASK_GONE = new Set(["TaskTimedOut", "TaskDoesNotExist", "InvalidToken"]);
 
 /** `...:stateMachine:<machine>` -> `...:execution:<machine>:<name>` (a run's first execution is named by its run id). */
 export function executionArnOf(stateMachineArn: string, name: string): string {
@@ -39,6 +48,15 @@ export function createRunExecutions(sfn: SFNClient, stateMachineArn: string): Ru
   };
   return {
     start: (runId) => startNamed(runId, { runId }),
+    async answerTask(taskToken, output) {
+      try {
+        await sfn.send(new SendTaskSuccessCommand({ taskToken, output: JSON.stringify(output) }));
+        return true;
+      } catch (error) {
+        if (TASK_GONE.has((error as { name?: string }).name ?? "")) return false;
+        throw error;
+      }
+    },
     continueRun: (name, input) => startNamed(name, input),
     async describe(nameOrArn) {
       const executionArn = nameOrArn.startsWith("arn:") ? nameOrArn : executionArnOf(stateMachineArn, nameOrArn);

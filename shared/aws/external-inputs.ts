@@ -17,9 +17,19 @@ const NOT_YET_CREATED = "attribute_not_exists(pk)";
 const STILL_PENDING = "#status = :pending";
 const ANSWERABLE = "#status = :pending AND deadlineAt > :now AND #kind = :kind";
 
-/** Approval ids are derived from the call, so an attempt retried after a crash asks once. */
+/**
+ * Approval ids are derived from the call, so an attempt retried after a crash
+ * asks once. They start with the run id (run ids never contain "."), so
+ * OpenClaw's resolve methods, which carry only the id, find the record.
+ */
 export function approvalIdFor(runId: string, toolCallId: string): string {
-  return `apr_${createHash("sha256").update(`${runId}\n${toolCallId}`).digest("hex").slice(0, 24)}`;
+  return `${runId}.apr_${createHash("sha256").update(`${runId}\n${toolCallId}`).digest("hex").slice(0, 24)}`;
+}
+
+/** The run an approval id belongs to (undefined: not one of ours). */
+export function runIdOfApprovalId(approvalId: string): string | undefined {
+  const dot = approvalId.indexOf(".");
+  return dot > 0 && approvalId.slice(dot + 1).startsWith("apr_") ? approvalId.slice(0, dot) : undefined;
 }
 
 /** Creates the pending input, or returns the one an earlier attempt created. */

@@ -9,9 +9,17 @@ import { ChannelTargetSchema } from "../core/channel-target";
  * `steered` / `collected`: the message was folded into another run (`mergedInto`)
  * by its session lane; it ends when that run ends (shared/lanes/handoff.ts).
  */
-export const RUN_STATUSES = ["accepted", "queued", "running", "steered", "collected", "ok", "error", "timeout", "aborted"] as const;
+export const RUN_STATUSES = ["accepted", "queued", "running", "paused", "steered", "collected", "ok", "error", "timeout", "aborted"] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set(["ok", "error", "timeout", "aborted"]);
+
+/**
+ * Started and not ended: `running`, or `paused` (waiting for an approval or a
+ * client tool's result with no code running; the sweeper never aborts it).
+ */
+export function isInFlight(status: RunStatus): boolean {
+  return status === "running" || status === "paused";
+}
 
 const PayloadSchema = z.object({ text: z.string(), isError: z.boolean().optional() });
 
@@ -161,6 +169,32 @@ export async function markRunning(db: Db, runId: string, startedAt: number): Pro
         ConditionExpression: "#s IN (:accepted, :queued)",
         ExpressionAttributeNames: { "#s": "status" },
         ExpressionAttributeValues: { ":running": "running", ":t": startedAt, ":accepted": "accepted", ":queued": "queued" },
+      }),
+    ),
+  );
+}
+
+/** running -> paused (the run waits for an external input). False when it is no longer running. */
+export async function markPaused(db: Db, runId: string): Promise<boolean> {
+  return switchStatus(db, runId, "running", "paused");
+}
+
+/** paused -> running (the next attempt finishes the waiting call). False when it was not paused. */
+export async function markResumed(db: Db, runId: string): Promise<boolean> {
+  return switchStatus(db, runId, "paused", "running");
+}
+
+async function switchStatus(db: Db, runId: string, from: RunStatus, to: RunStatus): Promise<boolean> {
+  return conditionally(() =>
+    db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: keys.run(runId),
+        // A pause or resume is progress: the stuck-session classification counts from it.
+        UpdateExpression: "SET #s = :to, heartbeatAt = :now",
+        ConditionExpression: "#s = :from",
+        ExpressionAttributeNames: { "#s": "status" },
+        ExpressionAttributeValues: { ":to": to, ":from": from, ":now": db.now() },
       }),
     ),
   );

@@ -70,6 +70,13 @@ export const ToolsConfigSchema = z
       .strict()
       .prefault({}),
     custom: z.array(CustomToolSchema).default([]),
+    /**
+     * Tool names (exact, or a `prefix*`) whose calls wait for a human's approval
+     * (docs/approvals.md); `{tool, timeoutSeconds}` sets that tool's deadline (default 300 s).
+     */
+    requireApproval: z
+      .array(z.union([z.string().min(1), z.object({ tool: z.string().min(1), timeoutSeconds: z.number().int().positive().max(86_400) }).strict()]))
+      .default([]),
   })
   .strict();
 

@@ -36,6 +36,9 @@ export function decideNext(loop: LoopState, outcome: AttemptOutcome): Step {
     case "yielded":
       // A yield is progress cut short by the Lambda limit, not a retry: it gives back its iteration.
       return again({ ...settled, iteration: Math.max(0, loop.iteration - 1), yields: loop.yields + 1, counters: { ...settled.counters, consecutiveIdleTimeouts: 0 } }, "yield");
+    case "paused":
+      // Waiting for a human or a client is not a retry: it gives back its iteration.
+      return { loop: { ...settled, iteration: Math.max(0, loop.iteration - 1) }, decision: { action: "pause", inputId: outcome.inputId, timeoutSeconds: outcome.timeoutSeconds } };
     case "empty_response":
     case "reasoning_only":
     case "missing_assistant":

@@ -247,6 +247,12 @@ export const AttemptOutcomeSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("missing_assistant"), hadSideEffects: z.boolean().optional() }),
   z.object({ kind: z.literal("aborted") }),
   /**
+   * A tool call waits for an answer from outside (an approval, a client
+   * tool): the turn is saved in the ledger, not committed; the state machine
+   * waits on a task token and the next attempt finishes the call.
+   */
+  z.object({ kind: z.literal("paused"), inputId: z.string(), timeoutSeconds: z.number().int().positive() }),
+  /**
    * The precheck found the prompt too large before anything was sent. The
    * attempt computed the route; the outer loop executes it (compaction and/or
    * truncation of oversized tool results) and starts a fresh attempt.
@@ -311,6 +317,8 @@ export const DecisionSchema = z.discriminatedUnion("action", [
   }),
   /** Shorten oversized tool results in the stored transcript (head + tail), then attempt. */
   z.object({ action: z.literal("truncate"), maxChars: z.number().int().positive().optional() }),
+  /** Wait (no Lambda running) for the external input `inputId`, at most `timeoutSeconds`; then attempt. */
+  z.object({ action: z.literal("pause"), inputId: z.string(), timeoutSeconds: z.number().int().positive() }),
   /** The execution's history is nearly full: the run goes on in a fresh execution. */
   z.object({ action: z.literal("continue_as_new"), generation: z.number().int().positive() }),
   z.object({

@@ -1,5 +1,6 @@
 import type { RunEvent } from "../aws/event-log";
 import { DEFAULT_AGENT_ID } from "../protocol/limits";
+import { openClawApprovalFrame } from "../protocol/approval-frames";
 
 /**
  * The frames a subscribed connection receives for one logged run event: the
@@ -9,6 +10,9 @@ import { DEFAULT_AGENT_ID } from "../protocol/limits";
  * stream is frame-for-frame what a live subscriber saw.
  */
 export function framesForEvent(event: RunEvent): unknown[] {
+  // Approvals also go out as OpenClaw's `plugin.approval.requested|resolved`, so its clients can answer them.
+  const approval = event.stream === "approval" ? openClawApprovalFrame(event) : undefined;
+  if (approval) return [agentEventFrame(event), approval];
   const chat = chatPayloadFor(event);
   const agent = agentEventFrame(event);
   return chat ? [agent, { type: "event", event: "chat", payload: chat, seq: event.seq }] : [agent];

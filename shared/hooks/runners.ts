@@ -17,6 +17,8 @@ export interface ToolCallDecision {
   blockReason?: string;
   /** Id of the handler that blocked. */
   blockedBy?: string;
+  /** A handler asked for a human's approval before the call runs. */
+  requireApproval?: { title?: string; description?: string; timeoutSeconds?: number };
 }
 
 /**
@@ -28,13 +30,15 @@ export interface ToolCallDecision {
  */
 export async function runBeforeToolCall(hooks: HookRegistry, event: HookEvent<"before_tool_call">): Promise<ToolCallDecision> {
   let params = event.params;
+  let requireApproval: ToolCallDecision["requireApproval"];
   for (const entry of hooks.handlersOf("before_tool_call")) {
     const { result, failed } = await hooks.call(entry, { ...event, params });
     if (failed !== undefined) return { params, blocked: true, blockReason: BLOCKED_BY_FAILED_HOOK, blockedBy: entry.id };
     if (result?.params) params = result.params;
     if (result?.block === true) return { params, blocked: true, blockReason: result.blockReason || BLOCKED_BY_HOOK, blockedBy: entry.id };
+    requireApproval ??= result?.requireApproval;
   }
-  return { params, blocked: false };
+  return requireApproval ? { params, blocked: false, requireApproval } : { params, blocked: false };
 }
 
 export interface SendDecision {

@@ -56,7 +56,8 @@ export interface HookSpecs {
   after_compaction: { event: RunRef & { tokenCount?: number }; result: void };
   before_tool_call: {
     event: RunRef & { toolName: string; toolCallId: string; params: Record<string, unknown> };
-    result: { params?: Record<string, unknown>; block?: boolean; blockReason?: string };
+    /** `requireApproval`: the call waits for a human (docs/approvals.md); the first handler that asks wins. */
+    result: { params?: Record<string, unknown>; block?: boolean; blockReason?: string; requireApproval?: { title?: string; description?: string; timeoutSeconds?: number } };
   };
   after_tool_call: {
     event: RunRef & { toolName: string; toolCallId: string; params: Record<string, unknown>; result: string; isError: boolean; durationMs: number };

@@ -1,7 +1,7 @@
 import { appendToLane, getLane, updateLane } from "../aws/lanes";
 import { isStartable, markMerged, revertUndeliveredSteer, setStartMessage } from "../aws/lane-runs";
 import { touchLaneRegistry } from "../aws/lane-registry";
-import { getRun, markQueued, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
+import { getRun, isInFlight, markQueued, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
 import { LaneContentionError } from "../aws/errors";
 import type { Db } from "../aws/dynamo";
 import { composeRunMessage, isWaiting, nextStart, withoutRuns, type LaneEntry, type LaneState } from "../core/lanes";
@@ -94,8 +94,8 @@ async function pumpOnce(deps: LaneDeps, sessionKey: string): Promise<PumpResult>
     const lane = await getLane(deps.db, sessionKey);
     if (lane.activeRunId !== undefined) {
       const active = await getRun(deps.db, lane.activeRunId);
-      if (active && (isStartable(active) || active.status === "running")) {
-        if (active.status !== "running") await prepareAndStart(deps, sessionKey, lane, active);
+      if (active && (isStartable(active) || isInFlight(active.status))) {
+        if (isStartable(active)) await prepareAndStart(deps, sessionKey, lane, active);
         return { state: "busy", runId: active.runId };
       }
       await releaseEnded(deps, sessionKey, lane, active);

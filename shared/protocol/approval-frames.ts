@@ -66,3 +66,31 @@ export function pluginApprovalRequestedFrame(input: ExternalInput, pluginId?: st
 export function pluginApprovalResolvedFrame(approvalId: string, decision: ApprovalDecision, ts: number, resolvedBy?: string) {
   return { type: "event" as const, event: APPROVAL_EVENTS.resolved, payload: { id: approvalId, decision, ts, ...(resolvedBy ? { resolvedBy } : {}) } };
 }
+
+/**
+ * OpenClaw's own frame for a logged `stream: "approval"` event, so live
+ * fan-out and replay both carry it (shared/events/frames.ts).
+ */
+export function openClawApprovalFrame(event: { sessionKey: string; ts: number; data: Record<string, unknown> }): unknown | undefined {
+  const data = event.data;
+  if (data.phase === "resolved" && typeof data.approvalId === "string" && (APPROVAL_DECISIONS as readonly unknown[]).includes(data.decision)) {
+    return pluginApprovalResolvedFrame(data.approvalId, data.decision as ApprovalDecision, event.ts);
+  }
+  if (data.phase !== "requested" || typeof data.approvalId !== "string" || typeof data.expiresAt !== "number") return undefined;
+  const createdAt = typeof data.createdAt === "number" ? data.createdAt : event.ts;
+  return pluginApprovalRequestedFrame({
+    v: 1,
+    runId: "",
+    sessionKey: event.sessionKey,
+    inputId: data.approvalId,
+    kind: "approval",
+    toolCallId: String(data.toolCallId ?? ""),
+    toolName: String(data.toolName ?? ""),
+    args: {},
+    ...(typeof data.title === "string" ? { title: data.title } : {}),
+    ...(typeof data.description === "string" ? { description: data.description } : {}),
+    createdAt,
+    deadlineAt: data.expiresAt,
+    status: "pending",
+  });
+}

@@ -15,6 +15,8 @@ export const ERROR_CODES = [
   "UNAVAILABLE",
   "TIMEOUT",
   "ABORTED",
+  /** An approval or client tool call that was already answered, or expired (`details.reason`). */
+  "APPROVAL_CONFLICT",
   "INTERNAL",
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -32,6 +34,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   UNAVAILABLE: 503,
   TIMEOUT: 504,
   ABORTED: 409,
+  APPROVAL_CONFLICT: 409,
   INTERNAL: 500,
 };
 

@@ -1,4 +1,4 @@
-import { getRun, markAbortedBeforeStart, requestAbort, TERMINAL_STATUSES, type RunStatus } from "../aws/runs";
+import { getRun, isInFlight, markAbortedBeforeStart, requestAbort, TERMINAL_STATUSES, type RunStatus } from "../aws/runs";
 import type { RunExecutions } from "../aws/executions";
 import { lifecycleEvent, openRunEvents } from "../events/run-events";
 import { pumpLane } from "../lanes/pump";
@@ -34,7 +34,7 @@ export async function abortRun(deps: AbortDeps, runId: string, reason = "abort r
   if (!run) throw new ApiError("NOT_FOUND", `run ${runId} not found`);
   if (TERMINAL_STATUSES.has(run.status)) return { runId, aborted: false, status: run.status };
   const flagged = await requestAbort(deps.db, runId, reason);
-  if (run.status === "running" || !(await markAbortedBeforeStart(deps.db, runId, NOT_STARTED_ERROR))) {
+  if (isInFlight(run.status) || !(await markAbortedBeforeStart(deps.db, runId, NOT_STARTED_ERROR))) {
     const now = await getRun(deps.db, runId);
     if (now && TERMINAL_STATUSES.has(now.status)) return { runId, aborted: false, status: now.status };
     return { runId, aborted: flagged, status: "aborting" };

@@ -16,6 +16,7 @@ import { hooksFromConfig } from "../hooks/from-config";
 import type { ModelProvider } from "../providers/types";
 import type { Db } from "../aws/dynamo";
 import type { RunDeps } from "./deps";
+import { createApprovalGate } from "./approval-gate";
 
 /**
  * The AWS side of one attempt: where its ports come from. The workspace from
@@ -100,6 +101,7 @@ export async function wireAttemptSession(deps: RunDeps, input: AttemptWiringInpu
     toolTimeoutMs: config.tools.timeoutSeconds * 1000,
     shouldYield: input.shouldYield,
     now: deps.db.now,
+    gate: createApprovalGate(deps.db, run, config.tools.requireApproval),
   };
 }
 

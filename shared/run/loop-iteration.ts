@@ -1,6 +1,6 @@
 import { recordAttemptDecision } from "../aws/attempt-decisions";
 import { recordAttemptMetrics } from "../observability/run-metrics";
-import { getRun, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
+import { getRun, markResumed, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
 import { RunNotFoundError } from "../aws/errors";
 import type { AttemptSink } from "../agent/attempt";
 import { beforeAttempt, decideNext } from "../core/decide";
@@ -51,6 +51,8 @@ export async function runLoopIteration(deps: RunDeps, input: IterationInput, run
     const run = await getRun(deps.db, input.runId);
     if (!run) throw new RunNotFoundError(input.runId);
     deps.log.appendKeys?.({ sessionKey: run.sessionKey, ...(run.executionArn ? { executionArn: run.executionArn } : {}) });
+    // Back from PauseForInput (answered or timed out): the run works again.
+    if (run.status === "paused") await markResumed(deps.db, run.runId);
     const early = endedBeforeAttempt(run, deps.db.now());
     if (early) return { runId: run.runId, loop: head.loop, decision: early };
     const watch = watchRun(deps.db, run.runId, runDeadline(run));

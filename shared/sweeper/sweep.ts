@@ -3,7 +3,7 @@ import { isStartable } from "../aws/lane-runs";
 import { listRegisteredLanes, unregisterLane, type RegisteredLane } from "../aws/lane-registry";
 import { slotHolders } from "../aws/global-lane";
 import { lastEventAt, releaseExpiredWriter } from "../aws/lease-sweep";
-import { getRun, requestAbort, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
+import { getRun, isInFlight, requestAbort, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
 import { getSession } from "../aws/sessions";
 import { stalledAbortMs } from "../config/lanes-config";
 import { isBusy } from "../core/lanes";
@@ -76,7 +76,7 @@ async function sweepLane(deps: RunDeps, registered: RegisteredLane, report: Swee
     return;
   }
   const run = await getRun(deps.db, lane.activeRunId);
-  if (!run || TERMINAL_STATUSES.has(run.status) || (!isStartable(run) && run.status !== "running")) {
+  if (!run || TERMINAL_STATUSES.has(run.status) || (!isStartable(run) && !isInFlight(run.status))) {
     report.diagnostics.push({ kind: "session.stuck", sessionKey, runId: lane.activeRunId, detail: "the lane's run ended but the lane was not handed on" });
     await pumpLane(deps, sessionKey, 0);
     report.pumped.push(sessionKey);
@@ -99,6 +99,8 @@ async function sweepLane(deps: RunDeps, registered: RegisteredLane, report: Swee
     await pumpLane(deps, sessionKey, 0);
     return;
   }
+  // Waiting for an approval or a client tool is not a stall: no code runs, the deadline is the state machine's.
+  if (run.status === "paused") return;
   await diagnoseRunning(deps, run, sessionKey, report, intervalMs);
 }
 

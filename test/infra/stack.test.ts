@@ -164,7 +164,7 @@ describe("functions", () => {
     ["dispatcher", ["STATE_MACHINE_ARN"]],
     ["run-start", ["WS_MANAGEMENT_ENDPOINT"]],
     ["attempt", ["WS_MANAGEMENT_ENDPOINT", "PROVIDER_KEYS_SECRET_ARN", "PROVIDER_KEYS_MAX_AGE_SECONDS", "STATE_MACHINE_ARN"]],
-    ["decide", ["WS_MANAGEMENT_ENDPOINT"]],
+    ["decide", ["WS_MANAGEMENT_ENDPOINT", "STATE_MACHINE_ARN"]],
     ["run-finalize", ["WS_MANAGEMENT_ENDPOINT", "STATE_MACHINE_ARN"]],
     ["sweeper", ["STATE_MACHINE_ARN", "WS_MANAGEMENT_ENDPOINT"]],
   ] as const)("%s gets exactly its environment", (key, extra) => {
@@ -178,6 +178,12 @@ describe("functions", () => {
       POWERTOOLS_SERVICE_NAME: "agent-runner",
       POWERTOOLS_LOG_LEVEL: "INFO",
     });
+  });
+
+  it.each(["rest-api", "ws-api", "decide"] as const)("%s may answer the run machine's task tokens (SendTaskSuccess on the machine)", (key) => {
+    const statement = statementsFor(statementsOfFunction(json, key), "states:").find((s) => actionsOf(s).includes("states:SendTaskSuccess"));
+    expect(statement).toBeDefined();
+    expect(actionsOf(statement!)).toEqual(["states:SendTaskSuccess"]);
   });
 
   it("points WS_MANAGEMENT_ENDPOINT at the prod stage's https callback URL", () => {
@@ -212,6 +218,7 @@ describe("APIs", () => {
     expect(WS_METHOD_ROUTES).toEqual([
       "connect", "agent", "agent.wait", "sessions.subscribe", "sessions.unsubscribe",
       "sessions.list", "sessions.history", "runs.abort", "events.replay", "agents.list", "chat.abort",
+      "plugin.approval.resolve", "exec.approval.resolve",
     ]);
     // Two integrations of the same function: synchronous for $connect/$disconnect, asynchronous for methods.
     template.resourceCountIs("AWS::ApiGatewayV2::Integration", 2);

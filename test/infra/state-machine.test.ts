@@ -69,7 +69,7 @@ describe("definition", () => {
     expect(STATE_NAMES).toEqual({
       startRun: "StartRun", attempt: "Attempt", recoverAttempt: "RecoverAttempt", route: "Route",
       waitBeforeRetry: "WaitBeforeRetry", finalizeRun: "FinalizeRun", done: "Done", finalizeFailed: "FinalizeFailed",
-      continued: "Continued",
+      continued: "Continued", pauseForInput: "PauseForInput",
     });
   });
 
@@ -132,6 +132,7 @@ describe("definition", () => {
         Next: "WaitBeforeRetry",
       },
       { Variable: "$.decision.action", StringEquals: "continue_as_new", Next: "Continued" },
+      { Variable: "$.decision.action", StringEquals: "pause", Next: "PauseForInput" },
       { Variable: "$.decision.action", StringEquals: "finalize", Next: "FinalizeRun" },
     ]);
     expect(route.Default).toBe("FinalizeRun");
@@ -169,6 +170,7 @@ describe("pinned error names", () => {
       "Lambda.SdkClientException",
       "Lambda.TooManyRequestsException",
       "States.ALL",
+      "States.Timeout",
     ]);
   });
 
@@ -206,7 +208,7 @@ describe("deployment wiring", () => {
     const roleId = (machine.Properties?.RoleArn as { "Fn::GetAtt": [string, string] })["Fn::GetAtt"][0];
     const invoke = statementsOfRole(json, roleId).filter((s) => s.Action === "lambda:InvokeFunction");
     const targets = new Set(JSON.stringify(invoke.map((s) => s.Resource)).match(/"Fn::GetAtt":\["([^"]+)","Arn"\]/g));
-    const expected = Object.values(TASK_FUNCTIONS).map((key) => `"Fn::GetAtt":["${logicalIdOfFunction(json, key)}","Arn"]`);
+    const expected = [...new Set(Object.values(TASK_FUNCTIONS))].map((key) => `"Fn::GetAtt":["${logicalIdOfFunction(json, key)}","Arn"]`);
     expect([...targets].sort()).toEqual(expected.sort());
   });
 });
@@ -225,7 +227,9 @@ describe("renderStateMachineDefinition", () => {
     expect(rendered.taskFunctions).toEqual(expected);
     expect(placeholderFunctionArn("attempt", RENDER)).toBe("arn:aws:lambda:eu-west-1:123456789012:function:agent-runner-attempt");
     for (const [name, key] of Object.entries(TASK_FUNCTIONS)) {
-      expect(rendered.taskFunctions[state(name).Resource!]).toBe(key);
+      // An integration task (PauseForInput's waitForTaskToken) names its function in Parameters.
+      const fn = (state(name).Parameters as { FunctionName?: string } | undefined)?.FunctionName ?? state(name).Resource!;
+      expect(rendered.taskFunctions[fn]).toBe(key);
     }
   });
 
@@ -241,3 +245,22 @@ function expectString(): string {
     String(g.Properties?.LogGroupName ?? "").startsWith("/aws/vendedlogs/states/"),
   )![0];
 }
+
+describe("PauseForInput", () => {
+  it("waits on a task token with only pointers, times out by the decision, and goes on to Attempt either way", () => {
+    const pause = state("PauseForInput");
+    expect(pause.Type).toBe("Task");
+    expect(pause.Resource).toBe("arn:aws:states:::lambda:invoke.waitForTaskToken");
+    expect((pause.Parameters as { Payload: unknown }).Payload).toEqual({
+      action: "pause_for_input",
+      "runId.$": "$.runId",
+      "inputId.$": "$.decision.inputId",
+      "taskToken.$": "$$.Task.Token",
+    });
+    expect(pause).toMatchObject({ TimeoutSecondsPath: "$.decision.timeoutSeconds", ResultPath: "$.resumed", Next: "Attempt" });
+    expect(pause.Catch).toEqual([
+      { ErrorEquals: ["States.Timeout"], ResultPath: "$.resumed", Next: "Attempt" },
+      { ErrorEquals: ["States.ALL"], ResultPath: "$.crash", Next: "RecoverAttempt" },
+    ]);
+  });
+});

@@ -95,7 +95,7 @@ async function waitClosed(executionArn: string) {
 describe("waitForTaskToken", () => {
   it("passes a real token to the function and waits: SendTaskSuccess's output is the task result", async () => {
     const { executionArn, token } = await startPaused(pauseMachine());
-    expect(token).toMatch(/^local-task-token-[0-9a-f]{64}$/);
+    expect(token).toMatch(/^local-task-token-[A-Za-z0-9_-]+\.[0-9a-f]{64}$/);
     // Paused: no code runs, the execution stays RUNNING until answered.
     expect((await client.send(new DescribeExecutionCommand({ executionArn }))).status).toBe("RUNNING");
     await client.send(new SendTaskSuccessCommand({ taskToken: token, output: JSON.stringify({ decision: "allow-once" }) }));

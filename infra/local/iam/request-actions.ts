@@ -12,6 +12,7 @@
  * addressing, DynamoDB PartiQL (checked on `*`), policy keys beyond the
  * resource ARN (e.g. `dynamodb:LeadingKeys`).
  */
+import { stateMachineOfTaskToken } from "../step-functions/task-tokens";
 
 export interface EdgeRequest {
   method: string;
@@ -187,6 +188,9 @@ function stepFunctionsChecks(request: EdgeRequest, context: RequestActionsContex
   const body = jsonBody(request);
   const arn = STATES_ARN_FIELDS.map((field) => stringOf(body[field])).find(Boolean);
   if (arn) return [{ action: `states:${operation}`, resources: [arn] }];
+  // SendTaskSuccess / Failure / Heartbeat act on the machine whose task issued the token.
+  const owner = stringOf(body.taskToken) ? stateMachineOfTaskToken(stringOf(body.taskToken)!) : undefined;
+  if (owner) return [{ action: `states:${operation}`, resources: [owner] }];
   const name = stringOf(body.name);
   if (name && operation === "CreateStateMachine") {
     return [{ action: `states:${operation}`, resources: [`arn:aws:states:${context.region}:${context.accountId}:stateMachine:${name}`] }];

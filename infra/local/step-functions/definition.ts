@@ -63,10 +63,30 @@ export function prepareDefinition(definition: object): StateMachineDefinition {
   const copy = structuredClone(definition) as JsonObject;
   clampSeconds(copy, "TimeoutSeconds");
   forEachState(copy, (_, state) => {
-    if (state.Type === "Task") applyTaskTimeoutDefault(state);
+    if (state.Type === "Task") {
+      applyTaskTimeoutDefault(state);
+      resolveTimeoutPathOnStateInput(state);
+    }
     if (state.Type === "Wait") clampSeconds(state, "Seconds");
   });
   return copy as unknown as StateMachineDefinition;
+}
+
+/** Where the local copy of a Task's dynamic timeout travels inside its Parameters (never passed on). */
+export const LOCAL_TIMEOUT_PARAMETER = "__localTimeoutSeconds";
+
+/**
+ * Step Functions reads TimeoutSecondsPath from the state's input; the library
+ * reads it from the Parameters' result, where `$.decision.timeoutSeconds` is
+ * gone. So the value is copied into the Parameters under a key of ours (task
+ * handlers pass on only the fields they know) and the path points there.
+ */
+function resolveTimeoutPathOnStateInput(state: JsonObject): void {
+  const path = state.TimeoutSecondsPath;
+  const parameters = state.Parameters;
+  if (typeof path !== "string" || typeof parameters !== "object" || parameters === null || Array.isArray(parameters)) return;
+  (parameters as JsonObject)[`${LOCAL_TIMEOUT_PARAMETER}.$`] = path;
+  state.TimeoutSecondsPath = `$.${LOCAL_TIMEOUT_PARAMETER}`;
 }
 
 function applyTaskTimeoutDefault(state: JsonObject): void {

@@ -52,6 +52,7 @@ export class MachineRegistry {
     // The constructor validates the ASL (asl-validator: ARNs and JSONPaths too).
     const engine = new StateMachine(definition);
     const overrides = bindTaskHandlers(definition, {
+      stateMachineArn: stateMachineArn(this.scope, machine.name),
       taskHandlers: machine.taskHandlers,
       taskTimeoutsMs: machine.taskTimeoutsMs,
       region: this.scope.region,

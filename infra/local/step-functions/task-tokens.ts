@@ -25,14 +25,21 @@ interface PendingTask {
   heartbeatTimer?: NodeJS.Timeout;
 }
 
+/** The state machine a local token was issued for (the IAM edge authorizes SendTask* against it). */
+export function stateMachineOfTaskToken(token: string): string | undefined {
+  const match = /^local-task-token-([A-Za-z0-9_-]+)\.[0-9a-f]+$/.exec(token);
+  return match ? Buffer.from(match[1], "base64url").toString() : undefined;
+}
+
 export class TaskTokenRegistry {
   private readonly pending = new Map<string, PendingTask>();
   /** Tokens that were answered or timed out: answering them again is TaskTimedOut, as in AWS. */
   private readonly closed = new Set<string>();
 
   /** A new token and the promise its answer settles. */
-  issue(heartbeatSeconds?: number): { token: string; result: Promise<JsonValue> } {
-    const token = `local-task-token-${randomBytes(32).toString("hex")}`;
+  issue(heartbeatSeconds?: number, stateMachineArn?: string): { token: string; result: Promise<JsonValue> } {
+    const owner = stateMachineArn ? `${Buffer.from(stateMachineArn).toString("base64url")}.` : "";
+    const token = `local-task-token-${owner}${randomBytes(32).toString("hex")}`;
     const result = new Promise<JsonValue>((resolve, reject) => {
       const entry: PendingTask = { resolve, reject, ...(heartbeatSeconds ? { heartbeatMs: heartbeatSeconds * 1000 } : {}) };
       this.pending.set(token, entry);

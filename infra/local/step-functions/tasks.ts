@@ -47,6 +47,8 @@ export interface TaskBindingOptions {
   track: <T>(work: Promise<T>) => Promise<T>;
   /** Where `.waitForTaskToken` tasks wait for their answer (none: such tasks are refused at registration). */
   tokens?: TaskTokenRegistry;
+  /** The machine the tasks belong to: its tokens name it, so IAM can authorize SendTask* against it as AWS does. */
+  stateMachineArn?: string;
 }
 
 interface LocalFunction {
@@ -139,7 +141,7 @@ function waitForTaskTokenTask(
 ): TaskOverride {
   return async (parameters) => {
     assertTaskInputWithinLimit(parameters, resource);
-    const { token, result } = tokens.issue(heartbeatSeconds);
+    const { token, result } = tokens.issue(heartbeatSeconds, options.stateMachineArn);
     result.catch(() => undefined); // settled below, or never read when the invocation fails
     const { FunctionName, Payload } = asParameters(withTaskToken(parameters, token));
     const fn = typeof FunctionName === "string" ? findFunction(FunctionName, functions) : undefined;

@@ -4,6 +4,7 @@ import { truncateToolResult } from "../../core/tool-result-truncation";
 import type { HookRegistry } from "../../hooks/registry";
 import { runBeforeToolCall, runObservers, runToolResultPersist } from "../../hooks/runners";
 import { UNCERTAIN_TOOL_RESULT, type ToolLedger } from "../tool-ledger";
+import type { ApprovalGate } from "./approval-gate";
 import type { ToolContext, ToolDefinition, ToolOutput } from "./types";
 import { validateToolArgs } from "./validate-args";
 
@@ -19,6 +20,8 @@ export interface ToolLifecycleDeps {
   now(): number;
   /** Why a tool that is not offered is missing, when that is known (an MCP server that is down). */
   missingToolReason?(name: string): string | undefined;
+  /** Approvals (and anything else that makes a call wait for outside input); none: every call proceeds. */
+  gate?: ApprovalGate;
 }
 
 export interface ToolCallOutcome {
@@ -27,6 +30,8 @@ export interface ToolCallOutcome {
   sentMessages: string[];
   /** The tool's code ran (as opposed to refused, replayed, or answered without running). */
   executed: boolean;
+  /** The call waits for an external input: nothing ran, `result` is a placeholder never stored. */
+  paused?: { inputId: string; timeoutSeconds: number };
 }
 
 export const ABORTED_TOOL_RESULT = "The run was aborted before this tool call finished.";
@@ -58,6 +63,9 @@ export async function runToolCall(call: ToolCallBlock, deps: ToolLifecycleDeps):
   if (decision.blocked) return finish("blocked", { content: `Error: ${decision.blockReason}`, isError: true });
   const check = validateToolArgs(tool.parameters, decision.params);
   if (!check.ok) return finish("failed", { content: `Error: ${check.message}`, isError: true });
+  const verdict = await deps.gate?.check({ toolName: name, toolCallId: call.id, args: decision.params, fromHook: decision.requireApproval });
+  if (verdict?.kind === "pause") return { ...(await finish("blocked", { content: "", isError: true })), paused: { inputId: verdict.inputId, timeoutSeconds: verdict.timeoutSeconds } };
+  if (verdict?.kind === "answered") return finish("blocked", { content: verdict.content, isError: verdict.isError });
 
   if (tool.mutating && !(await deps.ledger.markStarted(call.id, name))) {
     // Another attempt of this run started the same call between our check and now.
