@@ -4,6 +4,7 @@
  * answer (./rest-schemas.ts). `npm run docs:api` writes docs/openapi.json;
  * test/docs/api-documents.test.ts fails when the checked-in file is stale.
  */
+import { APPROVAL_DECISIONS } from "../../shared/core/external-input";
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from "@asteasolutions/zod-to-openapi";
 import { z } from "zod";
 import { AbortBodySchema, EventsQuerySchema } from "../../functions/rest-api/routes";
@@ -78,6 +79,25 @@ export function buildOpenApiDocument() {
   registry.registerPath({
     method: "get", path: "/v1/sessions/{sessionKey}/history", operationId: "getSessionHistory", summary: "The session's transcript", security, request: { params: sessionKey },
     responses: { 200: json(R.HistorySchema, "The transcript"), ...errors, 404: json(Named.ApiError, "Unknown session") },
+  });
+  registry.registerPath({
+    method: "post", path: "/v1/runs/{runId}/approvals/{approvalId}", operationId: "resolveApproval", summary: "Allow or deny a tool call waiting for approval (docs/approvals.md)", security,
+    request: { params: z.object({ runId: z.string().min(1), approvalId: z.string().min(1) }), body: { content: { "application/json": { schema: z.object({ decision: z.enum(APPROVAL_DECISIONS) }).strict() } } } },
+    responses: {
+      200: json(z.object({ ok: z.literal(true) }).loose(), "Resolved: the run wakes up"),
+      ...errors,
+      404: json(Named.ApiError, "Unknown run or approval"),
+      409: json(Named.ApiError, "Already resolved, or past its deadline (`APPROVAL_CONFLICT`)"),
+    },
+  });
+  registry.registerPath({
+    method: "get", path: "/v1/sessions", operationId: "listSessions", summary: "The caller's sessions, newest first (web console)", security,
+    request: { query: z.object({ limit: z.string().optional() }) },
+    responses: { 200: json(z.object({ sessions: z.array(z.record(z.string(), z.unknown())) }).loose(), "Sessions"), ...errors },
+  });
+  registry.registerPath({
+    method: "get", path: "/v1/runs/{runId}/trace", operationId: "getRunTrace", summary: "The loop path of a run: each attempt and the decision after it (web console)", security, request: { params: runId },
+    responses: { 200: json(z.record(z.string(), z.unknown()), "The trace"), ...errors, 404: json(Named.ApiError, "Unknown run") },
   });
   registerOpenAIPaths(registry, security);
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({

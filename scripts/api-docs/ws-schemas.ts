@@ -5,6 +5,7 @@
  * docs/schemas/ by `npm run docs:api`; test/docs/api-documents.test.ts fails
  * when they are stale.
  */
+import { ApprovalResolveParamsSchema } from "../../shared/protocol/approval-frames";
 import { z } from "zod";
 import { WaitParamsSchema } from "../../functions/ws-api/methods/agent";
 import { ConnectParamsSchema } from "../../functions/ws-api/methods/connect";
@@ -30,6 +31,8 @@ export const WS_REQUESTS: Record<string, z.ZodType> = {
   "runs.abort": request("runs.abort", AbortParamsSchema),
   "chat.abort": request("chat.abort", ChatAbortParamsSchema),
   "events.replay": request("events.replay", ReplayParamsSchema),
+  "plugin.approval.resolve": request("plugin.approval.resolve", ApprovalResolveParamsSchema),
+  "exec.approval.resolve": request("exec.approval.resolve", ApprovalResolveParamsSchema),
 };
 
 const ErrorSchema = z.object({ code: z.enum(ERROR_CODES), message: z.string(), details: z.record(z.string(), z.unknown()).optional() });

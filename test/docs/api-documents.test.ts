@@ -109,7 +109,7 @@ describe("OpenAPI 3.1 lint", () => {
   it("documents every REST route, the OpenAI-compatible ones included", () => {
     const documented = new Set(operations().map(({ path, method }) => `${method.toUpperCase()} ${path}`));
     for (const route of OPENAI_ROUTES) expect(documented).toContain(`${route.method} ${route.path}`);
-    for (const route of ["POST /v1/agent", "GET /v1/runs/{runId}", "GET /v1/runs/{runId}/events", "POST /v1/runs/{runId}/wait", "POST /v1/runs/{runId}/abort", "GET /v1/sessions/{sessionKey}/history", "GET /openapi.json", "GET /health"]) {
+    for (const route of ["POST /v1/agent", "GET /v1/runs/{runId}", "GET /v1/runs/{runId}/events", "POST /v1/runs/{runId}/wait", "POST /v1/runs/{runId}/abort", "GET /v1/sessions/{sessionKey}/history", "GET /openapi.json", "GET /health", "POST /v1/runs/{runId}/approvals/{approvalId}", "GET /v1/sessions", "GET /v1/runs/{runId}/trace"]) {
       expect(documented).toContain(route);
     }
   });
