@@ -37,7 +37,7 @@ let stack: LocalStack;
 let browser: Browser;
 let page: Page;
 
-// Hooks inside the suite: without a browser (and without CI=true) nothing starts.
+// Hooks inside the suite: without a browser (and without REQUIRE_BROWSER=1) nothing starts.
 describe.runIf(chromium.run)("web console in Chromium", () => {
   beforeAll(async () => {
     browser = await launchChromium(chromium.path);
