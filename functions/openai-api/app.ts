@@ -8,6 +8,8 @@
 import type { APIGatewayProxyEvent, Context } from "aws-lambda";
 import { admitRestCaller } from "../rest-api/caller";
 import type { Caller } from "../../shared/core/access";
+import { getRun } from "../../shared/aws/runs";
+import { owns } from "../../shared/tenancy/guard";
 import { header, parseJsonBody } from "../../shared/http/rest";
 import { ApiError } from "../../shared/protocol/errors";
 import { chatCompletion, responseResource, runIdOfChatId, runIdOfResponseId } from "../../shared/openai/objects";
@@ -35,9 +37,9 @@ const ROUTES: RouteEntry[] = [
 ];
 
 /** `GET /v1/chat/completions/{id}`: 200 with the completion once the run ended, 202 while it runs. */
-async function getChatCompletion(deps: AppDeps, { params, event }: Parameters<Handler>[1], sink: ResponseSink): Promise<void> {
+async function getChatCompletion(deps: AppDeps, { params, event, caller }: Parameters<Handler>[1], sink: ResponseSink): Promise<void> {
   const runId = runIdOfChatId(params.id);
-  const outcome = runId ? await readOutcome(deps.db, runId) : undefined;
+  const outcome = runId && (await ownsRun(deps, caller, runId)) ? await readOutcome(deps.db, runId) : undefined;
   if (!outcome) throw new ApiError("NOT_FOUND", `No chat completion found with id '${params.id}'.`);
   const model = modelOf(event);
   if (outcome.status === "running") return sendJson(sink, 202, { id: params.id, object: "chat.completion", status: "in_progress", choices: [], run_id: outcome.runId, model }, { "retry-after": "2" });
@@ -46,9 +48,9 @@ async function getChatCompletion(deps: AppDeps, { params, event }: Parameters<Ha
 }
 
 /** `GET /v1/responses/{id}`: the response resource; `status` says whether it is done (OpenAI's background mode). */
-async function getResponse(deps: AppDeps, { params, event }: Parameters<Handler>[1], sink: ResponseSink): Promise<void> {
+async function getResponse(deps: AppDeps, { params, event, caller }: Parameters<Handler>[1], sink: ResponseSink): Promise<void> {
   const runId = runIdOfResponseId(params.id);
-  const outcome = runId ? await readOutcome(deps.db, runId) : undefined;
+  const outcome = runId && (await ownsRun(deps, caller, runId)) ? await readOutcome(deps.db, runId) : undefined;
   if (!outcome) throw new ApiError("NOT_FOUND", `Response with id '${params.id}' not found.`);
   return sendJson(sink, 200, responseResource(outcome, modelOf(event)));
 }
@@ -87,4 +89,10 @@ function stripStage(event: APIGatewayProxyEvent): string {
   const stage = event.requestContext?.stage;
   const path = event.path || "/";
   return stage && path.startsWith(`/${stage}/`) ? path.slice(stage.length + 1) : path;
+}
+
+/** Another tenant's run reads as missing (docs/security.md). */
+async function ownsRun(deps: AppDeps, caller: Caller, runId: string): Promise<boolean> {
+  const run = await getRun(deps.db, runId);
+  return run !== undefined && owns(caller, run);
 }

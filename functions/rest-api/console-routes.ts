@@ -1,12 +1,11 @@
 import { z } from "zod";
 import { listAttempts, type AttemptRecord } from "../../shared/aws/attempts";
-import { getRun } from "../../shared/aws/runs";
 import { listSessions } from "../../shared/aws/sessions";
 import { readSpendItem } from "../../shared/aws/usage";
 import { keys } from "../../shared/aws/keys";
 import { json, validate } from "../../shared/http/rest";
-import { ApiError } from "../../shared/protocol/errors";
 import type { Route } from "./routes";
+import { owns, requireOwnedRun } from "../../shared/tenancy/guard";
 
 /**
  * Read-only routes the web console (console/) needs beyond the run and
@@ -17,9 +16,10 @@ import type { Route } from "./routes";
 const SessionsQuerySchema = z.object({ limit: z.coerce.number().int().min(1).max(500).default(50) }).strict();
 
 /** `GET /v1/sessions?limit=` — sessions, most recently active first (as `sessions.list`). */
-export const getSessions: Route = async (deps, { event }) => {
+export const getSessions: Route = async (deps, { event, caller }) => {
   const { limit } = validate(SessionsQuerySchema, event.queryStringParameters ?? {});
-  const sessions = await listSessions(deps.db, limit);
+  // The caller's tenant's sessions only (as `sessions.list`).
+  const sessions = (await listSessions(deps.db, 1000)).filter((s) => owns(caller, s)).slice(0, limit);
   return json(200, {
     sessions: sessions.map((s) => ({
       sessionKey: s.sessionKey,
@@ -58,9 +58,9 @@ function traceStep(attempt: AttemptRecord) {
  * followed (retry, wait, rotate, fall back, compact, truncate, finalize),
  * plus the run's spend and timings.
  */
-export const getRunTrace: Route = async (deps, { params }) => {
-  const run = await getRun(deps.db, params.runId);
-  if (!run) throw new ApiError("NOT_FOUND", `run ${params.runId} not found`);
+export const getRunTrace: Route = async (deps, { params, caller }) => {
+  // Another tenant's run is not found (docs/security.md).
+  const run = await requireOwnedRun(deps.db, caller, params.runId);
   const [attempts, spend] = await Promise.all([listAttempts(deps.db, run.runId), readSpendItem(deps.db, keys.runUsage(run.runId))]);
   return json(200, {
     runId: run.runId,

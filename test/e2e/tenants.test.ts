@@ -95,6 +95,8 @@ describe("tenant B sees nothing of tenant A", () => {
       ["POST", `/v1/runs/${runA}/abort`, {}],
       ["GET", `/v1/sessions/${SESSION_A}/history`],
       ["POST", "/v1/agent", { sessionKey: SESSION_A, message: "let me in" }],
+      ["GET", `/v1/runs/${runA}/trace`],
+      ["POST", `/v1/runs/${runA}/approvals/${runA}.apr_guess`, { decision: "allow-once" }],
     ];
     for (const [method, path, body] of routes) {
       expect({ route: `${method} ${path}`, ...(await rest(method, path, keyB, body)) }).toMatchObject({ status: 404, body: { error: { code: "NOT_FOUND" } } });
@@ -103,6 +105,10 @@ describe("tenant B sees nothing of tenant A", () => {
     expect(own.status).toBe(202);
     expect(own.body.runId).not.toBe(runA);
     expect((await rest("GET", `/v1/runs/${runA}`, keyA)).status).toBe(200);
+    // The console's session list shows a tenant its own sessions only.
+    const listed = (await rest("GET", "/v1/sessions?limit=500", keyB)).body as { sessions: { sessionKey: string }[] };
+    expect(listed.sessions.map((s) => s.sessionKey)).not.toContain(SESSION_A);
+    expect(((await rest("GET", "/v1/sessions?limit=500", keyA)).body as { sessions: { sessionKey: string }[] }).sessions.map((s) => s.sessionKey)).toContain(SESSION_A);
   });
 
   it("gets NOT_FOUND from every WebSocket method that names A's run or session, and no A events", async () => {
@@ -115,6 +121,8 @@ describe("tenant B sees nothing of tenant A", () => {
       "runs.abort": { runId: runA },
       "chat.abort": { sessionKey: SESSION_A },
       "events.replay": { runId: runA },
+      "plugin.approval.resolve": { id: `${runA}.apr_guess`, decision: "allow-once" },
+      "exec.approval.resolve": { id: `${runA}.apr_guess`, decision: "allow-once" },
     };
     for (const [method, params] of Object.entries(calls)) {
       expect({ method, ...(await b.request(method, params)) }).toMatchObject({ ok: false, error: { code: "NOT_FOUND" } });
