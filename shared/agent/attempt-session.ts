@@ -167,7 +167,8 @@ function systemPromptParts(input: AttemptSessionInput, tools: ReadonlyMap<string
 function earlyOutcome(input: AttemptSessionInput, prepared: PreparedAttempt): AttemptOutcome | undefined {
   const window = checkContextWindow(prepared.contextWindowTokens);
   if (!window.ok) {
-    return { kind: "failed", failure: { kind: "model_not_found", message: window.message, retryable: false, responseStarted: false }, completedModelProgress: false };
+    const failure = { kind: "model_not_found" as const, message: window.message, userMessage: window.message, retryable: false, responseStarted: false };
+    return { kind: "failed", failure, completedModelProgress: false };
   }
   if (window.warning) input.onWarning?.(window.warning, { model: input.modelRef, contextTokens: prepared.contextWindowTokens });
   const budget = input.meter?.breach();

@@ -68,15 +68,15 @@ export function decideOnFailure(loop: LoopState, outcome: Failed): Step {
     case "unknown":
       return onSilentCandidate(tracked, outcome);
     default:
-      return failover(tracked, failure.kind, failure.message);
+      return failover(tracked, failure.kind, failure.message, failure.userMessage);
   }
 }
 
 /** Rotate to another profile, else fall back to the next model, else end with the error. */
-export function failover(loop: LoopState, kind: FailureKind, message: string): Step {
+export function failover(loop: LoopState, kind: FailureKind, message: string, userMessage?: string): Step {
   if (canRotate(loop, kind)) return rotateProfile(loop, kind);
   if (hasFallback(loop) && FAILOVER_KINDS.has(kind)) return nextModel(loop, kind);
-  return giveUp(loop, kind, surfacedText(kind, message), kind, { detail: message, effects: profileFailure(loop, kind) });
+  return giveUp(loop, kind, userMessage ?? surfacedText(kind, message), kind, { detail: message, effects: profileFailure(loop, kind) });
 }
 
 /**

@@ -62,5 +62,10 @@ export const ProviderFailureSchema = z.object({
   overflow: OverflowFactsSchema.optional(),
   /** For format: what was wrong with the request. */
   cause: FormatCauseSchema.optional(),
+  /**
+   * Our own user-facing text for a failure our code decided (the context-window
+   * guard), shown as is; a provider's `message` never is (defect 8: safe errors).
+   */
+  userMessage: z.string().optional(),
 });
 export type ProviderFailure = z.infer<typeof ProviderFailureSchema>;
