@@ -7,6 +7,7 @@ import { getRun, TERMINAL_STATUSES, type RunRecord } from "../../shared/aws/runs
 import { readEvents } from "../../shared/aws/event-log";
 import { chat, FakeOpenAIServer } from "../support/fake-openai-server";
 import { TestWsClient } from "../support/ws-client";
+import { until as waitUntil } from "../support/until";
 
 /**
  * Approvals end to end through the template-deployed local stack (issue 12):
@@ -51,15 +52,8 @@ afterAll(async () => {
   await new Promise((resolve) => toolServer?.close(resolve));
 });
 
-async function until<T>(read: () => Promise<T | undefined>, what: string, timeoutMs = 90_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+/** Approvals wait on a deadline of their own: a longer bound than the shared default. */
+const until = <T>(read: () => Promise<T | undefined>, what: string) => waitUntil(read, what, 90_000);
 
 async function post(path: string, body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
   const response = await fetch(`${stack.restUrl}${path}`, {
