@@ -1,6 +1,7 @@
 /** Shared bits of the lane end-to-end tests (test/e2e/lanes-*.test.ts). */
 import type { LocalStack } from "../../infra/local/stack";
 import { getRun, type RunRecord } from "../../shared/aws/runs";
+import { RUN_END_TIMEOUT_MS } from "../support/timeouts";
 
 export interface Posted {
   status: number;
@@ -24,7 +25,7 @@ export async function runsOf(stack: LocalStack, runIds: string[]): Promise<RunRe
 }
 
 /** Waits until every run has ended (the stack's own idle() also waits for queues and executions). */
-export async function allEnded(stack: LocalStack, runIds: string[], timeoutMs = 60_000): Promise<RunRecord[]> {
+export async function allEnded(stack: LocalStack, runIds: string[], timeoutMs = RUN_END_TIMEOUT_MS): Promise<RunRecord[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     await stack.idle();

@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { listAttempts } from "../../shared/aws/attempts";
 import { chat } from "../support/fake-openai-server";
-import { decisionLabels, startLoopStack, type LoopStack } from "../support/loop-stack";
+import { STACK_START_TIMEOUT_MS } from "../support/timeouts";
+import { decisionLabels, STALL_IDLE_TIMEOUT_SECONDS, startLoopStack, type LoopStack } from "../support/loop-stack";
 
 /**
  * The system prompt through the template-deployed local stack: the
@@ -25,12 +26,12 @@ beforeAll(async () => {
   loop = await startLoopStack(({ openai }) => ({
     model: "openai/gpt-4o",
     providers: { openai },
-    agent: { idleTimeoutSeconds: 2 },
+    agent: { idleTimeoutSeconds: STALL_IDLE_TIMEOUT_SECONDS },
     workspace: { dir, bootstrapMaxChars: 120_000, bootstrapTotalMaxChars: 150_000 },
     prompt: { userTimezone: "Asia/Tokyo" },
     context: { reserveTokens: 0, modelContextWindows: { "openai/gpt-tiny": 8192, "openai/gpt-mid": 40_000 } },
   }));
-}, 120_000);
+}, STACK_START_TIMEOUT_MS);
 
 afterAll(async () => {
   await loop?.close();

@@ -14,7 +14,8 @@ import { USER_ERRORS } from "../../shared/core/loop-texts";
 import { CHAT_PATH, chat, openAIErrorBody } from "../support/fake-openai-server";
 import { messages as anthropicMessages } from "../support/fake-anthropic-server";
 import { httpErrorFixture } from "../support/scripted-sse-server";
-import { decisionLabels, startLoopStack, type LoopStack } from "../support/loop-stack";
+import { STACK_START_TIMEOUT_MS } from "../support/timeouts";
+import { decisionLabels, STALL_IDLE_TIMEOUT_SECONDS, startLoopStack, type LoopStack } from "../support/loop-stack";
 
 let loop: LoopStack;
 beforeAll(async () => {
@@ -26,9 +27,9 @@ beforeAll(async () => {
       anthropic,
     },
     context: { modelContextWindows: { "anthropic/claude-small": 16_000 } },
-    agent: { idleTimeoutSeconds: 1 },
+    agent: { idleTimeoutSeconds: STALL_IDLE_TIMEOUT_SECONDS },
   }));
-}, 90_000);
+}, STACK_START_TIMEOUT_MS);
 afterAll(async () => loop?.close());
 afterEach(async () => {
   const left = { openai: loop.oai.pending, anthropic: loop.anthropic.pending };
@@ -169,7 +170,7 @@ describe("one provider, two keys, a fallback model of the same provider (issue 1
       fallbackModels: ["openai/gpt-fallback"],
       providers: { openai: { baseURL: openai.baseURL, profiles: [{ id: "key-a", apiKey: "sk-a" }, { id: "key-b", apiKey: "sk-b" }] } },
     }));
-  }, 60_000);
+  });
   afterAll(async () => same?.close());
 
   it("a key that failed authentication is not tried on the fallback model; attempts are numbered as they ran", async () => {
@@ -205,7 +206,7 @@ describe("long runs", () => {
   beforeAll(async () => {
     // A history budget that fits one iteration (core/history-budget.ts): the second one continues as new.
     long = await startLoopStack(({ openai }) => ({ model: "openai/gpt-long", providers: { openai }, loop: { maxHistoryEvents: 75 } }));
-  }, 60_000);
+  });
   afterAll(async () => long?.close());
 
   it("continue as new in a fresh execution when the execution's history budget is used up; the run goes on seamlessly", async () => {

@@ -18,8 +18,9 @@ import { NEW_SESSION_PROMPT } from "../../shared/run/session-boundary";
 import { CHAT_PATH, chat, openAIErrorBody } from "../support/fake-openai-server";
 import { messages as anthropicMessages } from "../support/fake-anthropic-server";
 import { httpErrorFixture } from "../support/scripted-sse-server";
-import { decisionLabels, startLoopStack, type FakeProviders, type LoopStack, type RunTrace } from "../support/loop-stack";
+import { decisionLabels, STALL_IDLE_TIMEOUT_SECONDS, startLoopStack, type FakeProviders, type LoopStack, type RunTrace } from "../support/loop-stack";
 import { HookRecorder } from "../support/hook-recorder";
+import { STACK_START_TIMEOUT_MS } from "../support/timeouts";
 import { playRunShape, RUN_SHAPE_CONFIG, RUN_SHAPES } from "../support/run-shapes";
 import { diffSnapshots, SdkMeter, sumOf, type MeterSnapshot } from "../../shared/aws/metering";
 
@@ -30,10 +31,12 @@ beforeAll(async () => {
   hooks = await HookRecorder.start();
   const withRecorder = (providers: FakeProviders) => ({
     ...RUN_SHAPE_CONFIG(providers),
+    // Some scenarios here stall on purpose: their silent fake makes the watchdog the only way out.
+    agent: { idleTimeoutSeconds: STALL_IDLE_TIMEOUT_SECONDS },
     plugins: [hooks.plugin(["before_compaction", "after_compaction", "session_start", "session_end"])],
   });
   loop = await startLoopStack(withRecorder, { meter });
-}, 90_000);
+}, STACK_START_TIMEOUT_MS);
 afterAll(async () => {
   await loop?.close();
   await hooks?.close();

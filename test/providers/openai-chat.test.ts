@@ -283,8 +283,8 @@ describe("openai chat: failures after the response started", () => {
 
   it("ends with a timeout when the server stalls longer than idleTimeoutMs", async () => {
     // Prepare
+    // The fake stays silent until teardown: the watchdog is the only way this stream can end.
     server.enqueue(chat.stall({ text: "Thinking about" }));
-    const started = Date.now();
 
     // Act
     const error = errorOf(await collect(provider.stream(modelRequest({ idleTimeoutMs: 200 }))));
@@ -292,7 +292,6 @@ describe("openai chat: failures after the response started", () => {
     // Assess
     expect(error.failure).toMatchObject({ kind: "timeout", retryable: true, responseStarted: true });
     expect(error.partial.content).toEqual([{ type: "text", text: "Thinking about" }]);
-    expect(Date.now() - started).toBeLessThan(3000);
   });
 
   it("times out a stream that sends headers but never a chunk", async () => {

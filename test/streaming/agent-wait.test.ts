@@ -4,6 +4,7 @@ import { createRun, markEnded, type RunRecord } from "../../shared/aws/runs";
 import { LIFECYCLE_ERROR_GRACE_MS } from "../../shared/core/lifecycle-wait";
 import { waitForRun } from "../../shared/intake/wait";
 import { startTestDb, type TestDb } from "../support/local-db";
+import { until } from "../support/until";
 
 let t: TestDb;
 beforeAll(async () => {
@@ -27,7 +28,21 @@ async function lifecycle(runId: string, seq: number, data: Record<string, unknow
   await appendEvent(t.db, { v: 1, runId, sessionKey: "wait", seq, stream: "lifecycle", ts, data, expiresAt: eventExpiry(ts, 1) });
 }
 
-const settle = () => new Promise((resolve) => setTimeout(resolve, 150));
+/**
+ * The db a waiter polls with, counting its clock reads (each poll reads the
+ * clock twice: verdict, then time left). `polled()` returns once a whole poll
+ * has begun and decided after the call: the barrier "the waiter has seen what
+ * was written before", however slow the machine (no fixed sleep).
+ */
+function watched() {
+  let clockReads = 0;
+  const db = { ...t.db, now: () => ((clockReads += 1), t.db.now()) };
+  const polled = async () => {
+    const target = clockReads + 4; // finish the poll under way (at most 2 reads), then one more whole poll
+    await until(async () => (clockReads >= target ? true : undefined), "the waiter to poll again");
+  };
+  return { db, polled };
+}
 
 describe("agent.wait", () => {
   it("answers at once from a terminal run record", async () => {
@@ -47,9 +62,10 @@ describe("agent.wait", () => {
     await lifecycle(runId, 1, { phase: "start", startedAt: t.db.now() });
     await lifecycle(runId, 2, { phase: "error", error: "overloaded", endedAt: t.db.now() });
     // Act
+    const waiter = watched();
     let answered: unknown;
-    const waiting = waitForRun(t.db, runId, 60_000).then((result) => (answered = result));
-    await settle();
+    const waiting = waitForRun(waiter.db, runId, 60_000).then((result) => (answered = result));
+    await waiter.polled();
     // Assess: still waiting inside the grace, final after it.
     expect(answered).toBeUndefined();
     t.advance(LIFECYCLE_ERROR_GRACE_MS);
@@ -59,14 +75,14 @@ describe("agent.wait", () => {
   it("lets a retry that starts the run again inside the grace cancel the error", async () => {
     const runId = await runningRun();
     await lifecycle(runId, 1, { phase: "error", error: "overloaded" });
+    const waiter = watched();
     let answered: unknown;
-    const waiting = waitForRun(t.db, runId, 60_000).then((result) => (answered = result));
-    await settle();
+    const waiting = waitForRun(waiter.db, runId, 60_000).then((result) => (answered = result));
+    await waiter.polled();
     await lifecycle(runId, 2, { phase: "start", startedAt: t.db.now() });
-    await settle();
+    await waiter.polled(); // the waiter has read the start before the clock passes the grace
     t.advance(LIFECYCLE_ERROR_GRACE_MS + 1);
-    await settle();
-    await settle();
+    await waiter.polled();
     expect(answered).toBeUndefined();
     await lifecycle(runId, 3, { phase: "end", endedAt: t.db.now() });
     expect(await waiting).toMatchObject({ runId, status: "ok" });

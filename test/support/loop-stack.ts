@@ -25,6 +25,7 @@ import type { SdkMeter } from "../../shared/aws/metering";
 import type { EdgeCall } from "../../infra/local/aws-edge";
 import { FakeAnthropicServer } from "./fake-anthropic-server";
 import { FakeOpenAIServer } from "./fake-openai-server";
+import { RUN_END_TIMEOUT_MS } from "./timeouts";
 
 export interface FakeProviders {
   /** `providers.openai` pointing at the fake OpenAI server. */
@@ -59,6 +60,16 @@ export interface LoopStack {
   clearProfileHealth(): Promise<void>;
   close(): Promise<void>;
 }
+
+/**
+ * The idle window of outer-loop stacks whose scenarios script a stall
+ * (`chat.stall()`). A stalled fake stays silent until teardown, so the
+ * watchdog is the only way out of it, however loaded the machine; every other
+ * scripted reply only has to begin within the window, and 5 s is far beyond
+ * any reply of the loopback fakes (1 s was not: on a loaded 2-core machine a
+ * clean run became an idle retry). Stacks that never stall keep the default.
+ */
+export const STALL_IDLE_TIMEOUT_SECONDS = 5;
 
 const DECIDING_STATES = new Set(["Attempt", "RecoverAttempt"]);
 /** States an execution of a run ends in (Continued hands over to the next execution instead). */
@@ -123,7 +134,7 @@ async function accept(stack: LocalStack, request: Record<string, unknown>): Prom
  * closed (so every state event is in). Faster than `stack.idle()`, which also
  * waits out the SQS poller's long poll.
  */
-async function untilEnded(stack: LocalStack, runId: string, events: LocalExecutionEvent[], timeoutMs = 60_000): Promise<RunRecord> {
+async function untilEnded(stack: LocalStack, runId: string, events: LocalExecutionEvent[], timeoutMs = RUN_END_TIMEOUT_MS): Promise<RunRecord> {
   const deadline = Date.now() + timeoutMs;
   // Events of one execution arrive in order: once its terminal state is entered, all of them are in.
   const finalClosed = () =>

@@ -28,12 +28,11 @@ export interface RunShape {
   expected: { states: string[]; decisions: string[] };
 }
 
-/** One configuration serves all three shapes: one OpenAI key, no fallback, a small compaction tail. */
+/** One configuration serves all three shapes: one OpenAI key, no fallback, a small compaction tail; no shape stalls, so the idle window is the default. */
 export function RUN_SHAPE_CONFIG({ openai, anthropic }: FakeProviders): Record<string, unknown> {
   return {
     model: "openai/gpt-shape",
     providers: { openai, anthropic },
-    agent: { idleTimeoutSeconds: 1 },
     // A short tail makes the priming turns worth compacting.
     compaction: { keepRecentTokens: 50 },
     // A small-window model for precheck scenarios (test/loop/single-model.test.ts).

@@ -74,6 +74,18 @@ export function sseFrames(body: string): string[] {
   return body.split(/(?<=\n\n)/).filter((frame) => frame.length > 0);
 }
 
+/** A promise the test resolves when it decides (`gate` / `hold` of a scripted step). */
+export interface Barrier {
+  readonly promise: Promise<void>;
+  release(): void;
+}
+
+export function barrier(): Barrier {
+  let release!: () => void;
+  const promise = new Promise<void>((resolve) => (release = resolve));
+  return { promise, release };
+}
+
 export class ScriptedSseServer {
   readonly requests: RecordedRequest[] = [];
   private readonly queue: ScriptStep[] = [];
