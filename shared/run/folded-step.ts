@@ -4,6 +4,7 @@ import { depsForConfigVersion, type RunDeps } from "./deps";
 import { finalizeRun } from "./finalize-run";
 import type { FoldedAttemptInput, StepPointer } from "./pointer";
 import { startRun } from "./start-run";
+import { withInvocationMemo } from "./invocation-memo";
 
 /** The Attempt task's answer: a step for Route, with `finished` when this task already finalized the run. */
 export type FoldedStep = StepPointer & { finished?: { status: string } };
@@ -20,7 +21,8 @@ export type FoldedStep = StepPointer & { finished?: { status: string } };
  * Route sends it to FinalizeRun, whose retries and FinalizeFailed stay the
  * durable path; a crash anywhere is caught into RecoverAttempt as before.
  */
-export async function foldedAttemptStep(deps: RunDeps, input: FoldedAttemptInput, clock: StepClock): Promise<FoldedStep> {
+export async function foldedAttemptStep(coldDeps: RunDeps, input: FoldedAttemptInput, clock: StepClock): Promise<FoldedStep> {
+  const deps = withInvocationMemo(coldDeps);
   const started = input.loop ? { runId: input.runId, loop: input.loop, decision: input.decision } : await startRun(deps, input.runId);
   const runDeps = await depsForConfigVersion(deps, started.loop.configVersion);
   const step = await attemptStep(runDeps, started, clock);

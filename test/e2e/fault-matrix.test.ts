@@ -46,17 +46,10 @@ const CASES: Case[] = [
   { name: "attempt killed after its inline terminal write", ws: true, rules: [{ at: "edge", caller: "attempt", action: "dynamodb:UpdateItem", bodyIncludes: ":endedAt", effect: { kind: "kill", when: "after" } }] },
   { name: "attempt past its timeout after its inline terminal write", ws: true, rules: [{ at: "edge", caller: "attempt", action: "dynamodb:UpdateItem", bodyIncludes: ":endedAt", effect: { kind: "timeout" } }] },
   { name: "Lambda TooManyRequestsException invoking attempt", rules: [{ at: "invoke", function: "attempt", effect: { kind: "throttle" } }] },
-  // The inline finalize gives up after the SDK's 3 tries; FinalizeRun takes over, and its invocation is throttled once.
-  {
-    name: "Lambda TooManyRequestsException invoking run-finalize after the inline finalize failed",
-    rules: [
-      { at: "edge", caller: "attempt", action: "dynamodb:UpdateItem", bodyIncludes: ":endedAt", effect: { kind: "throttle" }, times: 3 },
-      { at: "invoke", function: "run-finalize", effect: { kind: "throttle" } },
-    ],
-  },
+  // No case throttles run-finalize's invocation: a clean run never invokes it (the Attempt finalizes inline).
   { name: "DynamoDB ThrottlingException (x2) on the attempt's reads", rules: [{ at: "edge", caller: "attempt", action: "dynamodb:Query", effect: { kind: "throttle" }, times: 2 }] },
   { name: "DynamoDB ProvisionedThroughputExceededException (x3, past the SDK retries) on the attempt's record", rules: [{ at: "edge", caller: "attempt", action: "dynamodb:PutItem", bodyIncludes: "ATTEMPT#", effect: { kind: "throttle", code: "ProvisionedThroughputExceededException" }, times: 3 }] },
-  // 3 exhaust the inline finalize's SDK tries, the other 2 hit FinalizeRun's, which succeeds on its third.
+  // Any caller: the inline finalize's SDK tries take what they meet; if it gives up, FinalizeRun's take the rest.
   { name: "DynamoDB ThrottlingException (x5) on the terminal write", ws: true, rules: [{ at: "edge", action: "dynamodb:UpdateItem", bodyIncludes: ":endedAt", effect: { kind: "throttle" }, times: 5 }] },
   { name: "SQS throttling on the intake's SendMessage", rules: [{ at: "edge", caller: "rest-api", action: "sqs:SendMessage", effect: { kind: "throttle" }, times: 2 }] },
   { name: "Step Functions throttling on the dispatcher's StartExecution", rules: [{ at: "edge", caller: "dispatcher", action: "states:StartExecution", effect: { kind: "throttle" }, times: 2 }] },
