@@ -1,7 +1,7 @@
 import { getRun, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
 import type { LaneDeps } from "./deps";
 import { releaseGlobalSlot } from "./global";
-import { pumpLane, type PumpResult } from "./pump";
+import { MAX_INLINE_WAIT_MS, pumpLane, type PumpResult } from "./pump";
 import { settleMerged } from "./settle";
 
 /**
@@ -17,5 +17,5 @@ export async function handOffLane(deps: LaneDeps, runId: string, known?: RunReco
   if (!run || !TERMINAL_STATUSES.has(run.status)) return undefined;
   await settleMerged(deps, run, [], true);
   await releaseGlobalSlot(deps, runId);
-  return pumpLane(deps, run.sessionKey);
+  return pumpLane(deps, run.sessionKey, MAX_INLINE_WAIT_MS, run);
 }
