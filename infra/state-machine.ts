@@ -3,12 +3,21 @@
  * moves ids and switches on the decision the Lambdas return; all policy lives
  * in `shared/core`. JSONPath only: the local executor gets JSONata wrong.
  *
- *   StartRun -> Attempt -> Route --attempt|compact|truncate--> Attempt
- *                  |         |----wait-----> WaitBeforeRetry -> Attempt
- *                  |         |----continue_as_new--> Continued (a fresh execution goes on)
- *                  | crash   '----finalize/other--> FinalizeRun -> Done
- *                  v                                   | (retries exhausted)
- *             RecoverAttempt -> Route                  '-> FinalizeFailed
+ *   Attempt -> Route --finished--> Done (the Attempt task finalized the run)
+ *      |        |----attempt|compact|truncate--> Attempt
+ *      |        |----wait-----> WaitBeforeRetry -> Attempt
+ *      |        |----continue_as_new--> Continued (a fresh execution goes on)
+ *      | crash  '----finalize/other--> FinalizeRun -> Done
+ *      v                                  | (retries exhausted)
+ *   RecoverAttempt -> Route               '-> FinalizeFailed
+ *
+ * The run's first and last steps are folded into the Attempt tasks around
+ * them (shared/run/folded-step.ts): the first Attempt gets the execution's
+ * input `{runId}` and starts the run before its model call; an Attempt whose
+ * decision is `finalize` finalizes the run itself and answers `finished`, so
+ * Route goes straight to Done. FinalizeRun stays for every other ending: a
+ * finalize the Attempt could not do (it threw, or too little time was left),
+ * a crash the recovery ended, a malformed decision.
  *
  * A tool call that waits for a human (approval) or a client (client tool)
  * routes `pause` to PauseForInput: a `.waitForTaskToken` task (no Lambda
@@ -18,8 +27,8 @@
  *
  * Compaction and truncation run inside the next Attempt task, before its
  * model call: no extra state, no extra transition, and the compaction is
- * sized for the model that attempt runs. A clean run is 5 transitions
- * (StartRun, Attempt, Route, FinalizeRun, Done).
+ * sized for the model that attempt runs. A clean run is 3 transitions
+ * (Attempt, Route, Done).
  */
 import { Duration } from "aws-cdk-lib";
 import type { IFunction } from "aws-cdk-lib/aws-lambda";
@@ -45,7 +54,6 @@ import { LambdaInvoke } from "aws-cdk-lib/aws-stepfunctions-tasks";
 import type { Construct } from "constructs";
 
 export const STATE_NAMES = {
-  startRun: "StartRun",
   attempt: "Attempt",
   recoverAttempt: "RecoverAttempt",
   route: "Route",
@@ -59,7 +67,6 @@ export const STATE_NAMES = {
 
 /** Which function each Task state invokes. */
 export const TASK_FUNCTIONS = {
-  [STATE_NAMES.startRun]: "run-start",
   [STATE_NAMES.attempt]: "attempt",
   [STATE_NAMES.recoverAttempt]: "decide",
   [STATE_NAMES.finalizeRun]: "run-finalize",
@@ -107,6 +114,8 @@ export const STATE_PATHS = {
   resumed: "$.resumed",
   /** Where a caught error lands: `{Error, Cause}`. */
   crash: "$.crash",
+  /** Set by an Attempt that finalized the run itself: `{status}`. */
+  finished: "$.finished",
 } as const;
 
 export const LAMBDA_RETRY = { intervalSeconds: 2, maxAttempts: 3, backoffRate: 2 } as const;
@@ -161,21 +170,20 @@ function buildRunLoop(scope: Construct, fns: RunStateMachineProps["functions"]):
   const crashCatch = { errors: [ALL_ERRORS], resultPath: STATE_PATHS.crash };
   const transient = retryOf(LAMBDA_TRANSIENT_ERRORS, LAMBDA_RETRY);
 
-  // Whole input: `{runId}` from StartExecution, or `{runId, loop}` when a long run continues as new.
-  const startRun = lambdaTask(scope, STATE_NAMES.startRun, fns["run-start"]);
-  // Whole state in: it only ever holds ids, counters and the last decision.
+  // Whole state in: it only ever holds ids, counters and the last decision. The first one gets the
+  // execution's input: `{runId}` from StartExecution, or `{runId, loop}` when a long run continues as new.
   const attempt = lambdaTask(scope, STATE_NAMES.attempt, fns.attempt);
   const recover = lambdaTask(scope, STATE_NAMES.recoverAttempt, fns.decide);
   const finalize = lambdaTask(scope, STATE_NAMES.finalizeRun, fns["run-finalize"]);
   const pause = pauseTask(scope, fns.decide);
-  const route = buildRoute(scope, attempt, finalize, pause);
+  const done = Succeed.jsonPath(scope, STATE_NAMES.done);
+  const route = buildRoute(scope, { attempt, finalize, pause, done });
 
   pause
     .addRetry(transient)
     .addCatch(attempt, { errors: [PAUSE_TIMEOUT_ERROR], resultPath: STATE_PATHS.resumed })
     .addCatch(recover, crashCatch)
     .next(attempt);
-  startRun.addRetry(transient).addCatch(recover, crashCatch).next(attempt);
   attempt.addRetry(transient).addCatch(recover, crashCatch).next(route);
   // A crash while deciding still ends the run: finalize sees `crash` and no decision.
   recover.addRetry(transient).addCatch(finalize, crashCatch).next(route);
@@ -185,8 +193,8 @@ function buildRunLoop(scope: Construct, fns: RunStateMachineProps["functions"]):
       error: FINALIZE_FAILED_ERROR,
       cause: "run-finalize kept failing; the sweeper frees the session lane",
     }))
-    .next(Succeed.jsonPath(scope, STATE_NAMES.done));
-  return startRun;
+    .next(done);
+  return attempt;
 }
 
 /**
@@ -209,7 +217,14 @@ function pauseTask(scope: Construct, fn: IFunction): LambdaInvoke {
   });
 }
 
-function buildRoute(scope: Construct, attempt: LambdaInvoke, finalize: LambdaInvoke, pause: LambdaInvoke): Choice {
+interface RouteTargets {
+  attempt: LambdaInvoke;
+  finalize: LambdaInvoke;
+  pause: LambdaInvoke;
+  done: Succeed;
+}
+
+function buildRoute(scope: Construct, { attempt, finalize, pause, done }: RouteTargets): Choice {
   const waitBeforeRetry = Wait.jsonPath(scope, STATE_NAMES.waitBeforeRetry, {
     time: WaitTime.secondsPath(STATE_PATHS.waitSeconds),
   }).next(attempt);
@@ -218,6 +233,8 @@ function buildRoute(scope: Construct, attempt: LambdaInvoke, finalize: LambdaInv
   // A Choice rule on a missing path is a States.Runtime error that nothing can
   // catch, so a malformed decision is routed to FinalizeRun explicitly.
   return Choice.jsonPath(scope, STATE_NAMES.route)
+    // First: an Attempt that finalized the run itself leaves nothing to do (no FinalizeRun transition).
+    .when(Condition.isPresent(STATE_PATHS.finished), done)
     .when(Condition.isNotPresent(decisionAction), finalize)
     .when(
       Condition.or(

@@ -1,17 +1,18 @@
 import type { Context } from "aws-lambda";
 import middy from "@middy/core";
 import { validate } from "../../shared/http/rest";
-import { attemptStep } from "../../shared/run/attempt-step";
-import { AttemptInputSchema, type StepPointer } from "../../shared/run/pointer";
+import { foldedAttemptStep, type FoldedStep } from "../../shared/run/folded-step";
+import { FoldedAttemptInputSchema } from "../../shared/run/pointer";
 import type { AppDeps } from "../../shared/runtime/app-deps";
-import { depsForConfigVersion } from "../../shared/run/deps";
 
-/** State machine task `Attempt`: `{runId, loop, decision?}` -> `{runId, loop, decision}`. */
+/**
+ * State machine task `Attempt`: `{runId, loop?, decision?}` -> `{runId, loop, decision, finished?}`.
+ * The first one starts the run and the last one finalizes it (shared/run/folded-step.ts).
+ */
 export function createAttemptHandler(deps: AppDeps) {
-  return middy<unknown, StepPointer, Error, Context>().handler(async (event, context) => {
-    const input = validate(AttemptInputSchema, stripCrash(event));
-    const runDeps = await depsForConfigVersion(deps, input.loop.configVersion);
-    return attemptStep(runDeps, input, { remainingMs: () => context.getRemainingTimeInMillis() });
+  return middy<unknown, FoldedStep, Error, Context>().handler(async (event, context) => {
+    const input = validate(FoldedAttemptInputSchema, stripCrash(event));
+    return foldedAttemptStep(deps, input, { remainingMs: () => context.getRemainingTimeInMillis() });
   });
 }
 

@@ -20,11 +20,13 @@ export function createDecideHandler(deps: AppDeps) {
     }
     const input = validate(RecoverInputSchema, stripDecision(event));
     if (!input.loop && isRetryableCrash(input.crash.Error)) {
-      // StartRun died (crash, timeout, throttled store): it is idempotent, so this step does it again
-      // instead of ending the run; a second failure here is caught and ends the run (FinalizeRun).
+      // The run's first Attempt task died (it starts the run too: shared/run/folded-step.ts) before the
+      // state had a loop. The start is idempotent, so this step does it again to get the loop, then
+      // decides on the crash like any attempt's; a second failure here is caught and ends the run (FinalizeRun).
       const started = await startRun(deps, input.runId);
-      deps.log.warn("run start crashed; started again", { runId: input.runId, error: input.crash.Error });
-      return { ...started, decision: { action: "attempt" } };
+      deps.log.warn("first attempt crashed; run started again", { runId: input.runId, error: input.crash.Error });
+      if (started.decision) return { ...started, decision: started.decision };
+      return recoverFromCrash({ ...input, loop: started.loop });
     }
     const step = recoverFromCrash(input);
     deps.log.warn("attempt crashed", { runId: input.runId, error: input.crash.Error, decision: step.decision });

@@ -279,6 +279,15 @@ export function addEndingDetails(
 
 /** Writes the terminal state exactly once; false when the run had already ended. */
 export async function markEnded(db: Db, runId: string, ending: RunEnding): Promise<boolean> {
+  return (await markEndedReturning(db, runId, ending)) !== undefined;
+}
+
+/**
+ * `markEnded` that answers the ended record (`ReturnValues: ALL_NEW`, no extra
+ * read or unit), so the finalize hands it on instead of reading it again;
+ * undefined when the run had ended already.
+ */
+export async function markEndedReturning(db: Db, runId: string, ending: RunEnding): Promise<RunRecord | undefined> {
   const names: Record<string, string> = { "#s": "status" };
   const values: Record<string, unknown> = {
     ":status": ending.status,
@@ -294,8 +303,9 @@ export async function markEnded(db: Db, runId: string, ending: RunEnding): Promi
     values[":expiresAt"] = ending.expiresAt;
   }
   addEndingDetails(ending, sets, names, values);
-  return conditionally(() =>
-    db.doc.send(
+  let ended: RunRecord | undefined;
+  await conditionally(async () => {
+    const out = await db.doc.send(
       new UpdateCommand({
         TableName: db.table,
         Key: keys.run(runId),
@@ -303,9 +313,12 @@ export async function markEnded(db: Db, runId: string, ending: RunEnding): Promi
         ConditionExpression: "attribute_exists(pk) AND NOT (#s IN (:ok, :error, :timeout, :aborted))",
         ExpressionAttributeNames: names,
         ExpressionAttributeValues: values,
+        ReturnValues: "ALL_NEW",
       }),
-    ),
-  );
+    );
+    ended = parseRun(out.Attributes, db.now());
+  });
+  return ended;
 }
 
 /**

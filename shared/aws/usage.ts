@@ -33,8 +33,16 @@ export async function readSpendItem(db: Db, key: { pk: string; sk: string }): Pr
   return SpendItemSchema.parse(rest);
 }
 
-export async function readSpend(db: Db, runId: string, sessionKey: string): Promise<{ run: Spend; session: Spend }> {
-  const [run, session] = await Promise.all([readSpendItem(db, keys.runUsage(runId)), readSpendItem(db, keys.sessionUsage(sessionKey))]);
+/**
+ * The spend so far, for the budgets that are set: a counter no budget limits
+ * is not read (it stays counted by `recordSpend`; two reads less per attempt
+ * when no budget is configured, the default).
+ */
+export async function readSpend(db: Db, runId: string, sessionKey: string, needed = { run: true, session: true }): Promise<{ run: Spend; session: Spend }> {
+  const [run, session] = await Promise.all([
+    needed.run ? readSpendItem(db, keys.runUsage(runId)) : undefined,
+    needed.session ? readSpendItem(db, keys.sessionUsage(sessionKey)) : undefined,
+  ]);
   const spend = (item: SpendItem | undefined): Spend => (item ? { tokens: item.tokens, costUsd: item.costUsd } : NO_SPEND);
   return { run: spend(run), session: spend(session) };
 }

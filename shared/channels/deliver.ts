@@ -26,8 +26,9 @@ export interface DeliverDeps {
  * platform never holds the session. Safe to call again (retries, a second
  * finalize): what was sent is not sent again.
  */
-export async function deliverChannelReply(deps: DeliverDeps, runId: string): Promise<void> {
-  const run = await getRun(deps.db, runId);
+export async function deliverChannelReply(deps: DeliverDeps, runId: string, known?: RunRecord): Promise<void> {
+  // `known`: the ended record the caller just wrote, no second read.
+  const run = known ?? await getRun(deps.db, runId);
   if (!run?.channelTarget || !TERMINAL_STATUSES.has(run.status)) return;
   const ledger = await openLedger(deps.db, runId);
   if (ledger.done) return;

@@ -1,5 +1,5 @@
 import { removeConnection } from "../aws/connections";
-import { getRun, markFinalReplied, TERMINAL_STATUSES } from "../aws/runs";
+import { getRun, markFinalReplied, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
 import { deliverFrame } from "./delivery";
 import { finalResponseFrame } from "../protocol/agent-final";
 import { MAX_FRAME_BYTES } from "../protocol/limits";
@@ -12,8 +12,9 @@ import type { RunDeps } from "../ports/run-deps";
  * an abort of a run that never started. A client that is gone by now
  * reconnects and re-sends its request; the duplicate gets this same frame.
  */
-export async function replyToRequester(deps: Pick<RunDeps, "db" | "pusher" | "log">, runId: string): Promise<void> {
-  const run = await getRun(deps.db, runId);
+export async function replyToRequester(deps: Pick<RunDeps, "db" | "pusher" | "log">, runId: string, known?: RunRecord): Promise<void> {
+  // `known`: the record the caller just wrote (the terminal write's ALL_NEW), no second read.
+  const run = known ?? await getRun(deps.db, runId);
   if (!run?.requester || !TERMINAL_STATUSES.has(run.status)) return;
   const { connectionId, requestId, frameChunks } = run.requester;
   const frame = finalResponseFrame(requestId, run, frameChunks ? undefined : MAX_FRAME_BYTES);

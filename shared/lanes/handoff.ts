@@ -1,7 +1,7 @@
-import { getRun, TERMINAL_STATUSES } from "../aws/runs";
+import { getRun, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
 import type { LaneDeps } from "./deps";
 import { releaseGlobalSlot } from "./global";
-import { pumpLane, type PumpResult } from "./pump";
+import { MAX_INLINE_WAIT_MS, pumpLane, type PumpResult } from "./pump";
 import { settleMerged } from "./settle";
 
 /**
@@ -11,10 +11,11 @@ import { settleMerged } from "./settle";
  * waiting for one, and its session lane to the next waiting message. Safe to
  * call twice; a run that has not ended changes nothing.
  */
-export async function handOffLane(deps: LaneDeps, runId: string): Promise<PumpResult | undefined> {
-  const run = await getRun(deps.db, runId);
+export async function handOffLane(deps: LaneDeps, runId: string, known?: RunRecord): Promise<PumpResult | undefined> {
+  // `known`: the ended record the caller just wrote, no second read.
+  const run = known ?? await getRun(deps.db, runId);
   if (!run || !TERMINAL_STATUSES.has(run.status)) return undefined;
   await settleMerged(deps, run, [], true);
   await releaseGlobalSlot(deps, runId);
-  return pumpLane(deps, run.sessionKey);
+  return pumpLane(deps, run.sessionKey, MAX_INLINE_WAIT_MS, run);
 }

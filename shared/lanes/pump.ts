@@ -76,10 +76,16 @@ export function entryOf(run: RunRecord): LaneEntry {
  * admission, after every run ends, and by the sweeper. A collect batch due
  * within MAX_INLINE_WAIT_MS is waited for here.
  */
-export async function pumpLane(deps: LaneDeps, sessionKey: string, maxInlineWaitMs = MAX_INLINE_WAIT_MS): Promise<PumpResult> {
+/**
+ * `handedOff`: a run that ended and whose global slot its caller already gave
+ * back (shared/lanes/handoff.ts). An ended run never changes again, so its
+ * record is not read again, and its slot is not released a second time (a
+ * refused write and a pump of the global lane less).
+ */
+export async function pumpLane(deps: LaneDeps, sessionKey: string, maxInlineWaitMs = MAX_INLINE_WAIT_MS, handedOff?: RunRecord): Promise<PumpResult> {
   let budget = maxInlineWaitMs;
   for (;;) {
-    const result = await pumpOnce(deps, sessionKey);
+    const result = await pumpOnce(deps, sessionKey, handedOff);
     if (result.state !== "not_due") return result;
     // A batch that keeps growing keeps moving its deadline: the wait is bounded in total, not per round.
     const wait = Math.max(0, result.dueAt - deps.db.now()) + 5;
@@ -89,16 +95,17 @@ export async function pumpLane(deps: LaneDeps, sessionKey: string, maxInlineWait
   }
 }
 
-async function pumpOnce(deps: LaneDeps, sessionKey: string): Promise<PumpResult> {
+async function pumpOnce(deps: LaneDeps, sessionKey: string, handedOff?: RunRecord): Promise<PumpResult> {
   for (let step = 0; step < MAX_STEPS; step += 1) {
     const lane = await getLane(deps.db, sessionKey);
     if (lane.activeRunId !== undefined) {
-      const active = await getRun(deps.db, lane.activeRunId);
+      const known = handedOff?.runId === lane.activeRunId && TERMINAL_STATUSES.has(handedOff.status);
+      const active = known ? handedOff : await getRun(deps.db, lane.activeRunId);
       if (active && (isStartable(active) || isInFlight(active.status))) {
         if (isStartable(active)) await prepareAndStart(deps, sessionKey, lane, active);
         return { state: "busy", runId: active.runId };
       }
-      await releaseEnded(deps, sessionKey, lane, active);
+      await releaseEnded(deps, sessionKey, lane, active, known);
       continue;
     }
     const next = nextStart(lane, deps.db.now());
@@ -196,7 +203,7 @@ async function foldIntoOwner(deps: LaneDeps, owner: RunRecord, memberIds: string
  * its global slot, free the lane. Notes it never delivered go back to the
  * lane for the next run.
  */
-async function releaseEnded(deps: LaneDeps, sessionKey: string, seen: LaneState, run: RunRecord | undefined): Promise<void> {
+async function releaseEnded(deps: LaneDeps, sessionKey: string, seen: LaneState, run: RunRecord | undefined, slotReleased = false): Promise<void> {
   const runId = seen.activeRunId;
   if (runId === undefined) return;
   if (run && TERMINAL_STATUSES.has(run.status)) {
@@ -214,7 +221,7 @@ async function releaseEnded(deps: LaneDeps, sessionKey: string, seen: LaneState,
     },
     seen,
   );
-  if (globalCap(deps) > 0) await releaseGlobalSlot(deps, runId);
+  if (globalCap(deps) > 0 && !slotReleased) await releaseGlobalSlot(deps, runId);
 }
 
 /**

@@ -34,6 +34,13 @@ export interface RunDeps {
   configFor?(version: string): Promise<AgentConfig>;
   /** Tools registered by plugins (offered next to the built-in and custom ones). */
   pluginTools?: readonly ToolDefinition[];
+  /**
+   * What one invocation opened once and reuses (the run's event emitter, shared by the
+   * run-start prelude, the attempt and the inline finalize: shared/run/invocation-memo.ts).
+   * Set per invocation by the Attempt task, never on the cold-start deps: nothing here
+   * outlives the invocation that made it.
+   */
+  memo?: Map<string, unknown>;
 }
 
 export const silentLog: Log = { info() {}, warn() {}, error() {} };

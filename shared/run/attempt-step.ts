@@ -9,7 +9,6 @@ import { calibrationOf } from "../core/overflow";
 import { addUsage } from "../core/messages";
 import { modelHistory } from "../core/session-view";
 import { createAttemptSink } from "../events/attempt-sink";
-import { RunEventEmitter } from "../events/emitter";
 import { resolveModel } from "../providers/registry";
 import type { AttemptSink } from "../agent/attempt";
 import type { Prelude } from "./attempt-prelude";
@@ -17,7 +16,7 @@ import { wireAttemptSession } from "./attempt-wiring";
 import type { RunDeps } from "./deps";
 import { runDeadline, runLoopIteration, type IterationInput } from "./loop-iteration";
 import type { StepPointer } from "./pointer";
-import { emitterDeps } from "./start-run";
+import { noteWriterReleased, openRunEmitter } from "./invocation-memo";
 import { createSteeringPort } from "../lanes/steering";
 import { committedAnswer } from "./committed-answer";
 import { channelPreviewFor, withPreview } from "../channels/preview-sink";
@@ -59,7 +58,7 @@ async function executeAttempt(
     // fences that predecessor out.
     allowReentrant: true,
   });
-  const emitter = await RunEventEmitter.open(emitterDeps(deps), run.runId, run.sessionKey);
+  const emitter = await openRunEmitter(deps, run.runId, run.sessionKey);
   // Reasoning goes out as `thinking` events only when the caller asked (`streamThinking` at intake).
   // A channel run streams its answer as a preview message edited as it grows (shared/channels/preview.ts).
   const preview = channelPreviewFor({ db: deps.db, log: deps.log, channels: deps.config.channels }, run);
@@ -120,6 +119,7 @@ async function executeAttempt(
     sink.retractUncommitted("attempt_interrupted");
     await preview?.settle();
     await releaseWriter(deps.db, claim);
+    noteWriterReleased(deps, run.runId);
   }
 }
 

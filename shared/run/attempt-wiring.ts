@@ -47,7 +47,7 @@ export async function wireAttemptSession(deps: RunDeps, input: AttemptWiringInpu
   const source = workspaceSource(deps.db, config);
   const workspace = await loadWorkspace(deps, source);
   const hooks = hooksFromConfig(config.hooks, ({ hook, id, error }) => deps.log.warn("hook failed", { hook, id, error: String(error) })).combinedWith(deps.hooks);
-  const spentBefore = await readSpend(deps.db, run.runId, run.sessionKey);
+  const spentBefore = await readSpend(deps.db, run.runId, run.sessionKey, { run: limits(config.budgets.run), session: limits(config.budgets.session) });
   // MCP servers are listed per attempt (cached in the warm function); one that is down only takes its own tools away.
   const mcp = await loadMcpTools(config.mcp, { signal: input.signal });
   if (mcp.unavailable.size > 0) deps.log.warn("MCP servers unavailable for this attempt", { runId: run.runId, servers: Object.fromEntries(mcp.unavailable) });
@@ -149,4 +149,9 @@ export function idleTimeoutFor(deps: RunDeps, config: AgentConfig, ref: string, 
     providerTimeoutSeconds: config.providers[providerId]?.timeoutSeconds,
     runRemainingMs: unlimited ? undefined : run.startedAt! + run.timeoutMs - deps.db.now(),
   });
+}
+
+/** A budget with no limit set never stops anything: its counter need not be read. */
+function limits(budget: { maxTokens?: number; maxCostUsd?: number } | undefined): boolean {
+  return budget?.maxTokens !== undefined || budget?.maxCostUsd !== undefined;
 }

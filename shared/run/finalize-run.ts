@@ -1,17 +1,16 @@
 import { listAttempts } from "../aws/attempts";
 import { recordRunEnded } from "../observability/run-metrics";
-import { getRun, markEnded, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
+import { getRun, markEndedReturning, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
 import { releaseWriter } from "../aws/transcript";
 import { RunNotFoundError } from "../aws/errors";
 import { addUsage, ZERO_USAGE } from "../core/messages";
 import { shapeReply } from "../core/reply";
 import type { Decision } from "../core/run-loop";
-import { RunEventEmitter } from "../events/emitter";
 import { handOffLane } from "../lanes/handoff";
 import type { RunDeps } from "./deps";
 import { replyToRequester } from "../events/final-response";
 import type { FinalizeInput } from "./pointer";
-import { emitterDeps } from "./start-run";
+import { openRunEmitter, writerReleasedHere } from "./invocation-memo";
 import { loopMeta } from "./run-trace";
 import { outboundReply, runEndHooks } from "./run-end-hooks";
 import { lastEvents, runRecordExpiry } from "../aws/event-log";
@@ -29,16 +28,19 @@ export async function finalizeRun(deps: RunDeps, input: FinalizeInput): Promise<
   const run = await getRun(deps.db, input.runId);
   if (!run) throw new RunNotFoundError(input.runId);
   const decision = finalDecision(input);
-  if (!TERMINAL_STATUSES.has(run.status)) await endRun(deps, run, input, decision);
+  // The record the terminal write answered (undefined when another task had ended the run).
+  let ended: RunRecord | undefined;
+  if (!TERMINAL_STATUSES.has(run.status)) ended = await endRun(deps, run, input, decision);
   // A retry after the terminal write (this Lambda died, timed out, or lost its answer) completes
   // what the first try may not have done: the lifecycle end event and the requester's final answer.
   else await completeEnding(deps, run);
-  await releaseWriter(deps.db, { sessionId: run.sessionId, runId: run.runId });
+  // The attempt of this same invocation gave the claim up already (one refused write less).
+  if (!writerReleasedHere(deps, run.runId)) await releaseWriter(deps.db, { sessionId: run.sessionId, runId: run.runId });
   // Settles messages folded into this run, frees its global slot, starts the session's next run.
-  await handOffLane(deps, run.runId);
+  await handOffLane(deps, run.runId, ended);
   // A channel message's reply goes out after the lane moved on: a slow platform never holds the session.
-  await deliverChannelReply({ db: deps.db, channels: deps.config.channels, log: deps.log, hooks: deps.hooks }, run.runId);
-  const final = await getRun(deps.db, run.runId);
+  await deliverChannelReply({ db: deps.db, channels: deps.config.channels, log: deps.log, hooks: deps.hooks }, run.runId, ended);
+  const final = ended ?? await getRun(deps.db, run.runId);
   return { runId: run.runId, status: final?.status ?? decision.status };
 }
 
@@ -48,7 +50,7 @@ function finalDecision(input: FinalizeInput): Finalize {
   return { action: "finalize", status: "error", reason, error: "The run ended unexpectedly." };
 }
 
-async function endRun(deps: RunDeps, run: RunRecord, input: FinalizeInput, decision: Finalize): Promise<void> {
+async function endRun(deps: RunDeps, run: RunRecord, input: FinalizeInput, decision: Finalize): Promise<RunRecord | undefined> {
   const attempts = await listAttempts(deps.db, run.runId);
   const last = attempts[attempts.length - 1];
   const finalText = decision.status === "ok" ? (last?.finalText ?? "") : "";
@@ -69,28 +71,28 @@ async function endRun(deps: RunDeps, run: RunRecord, input: FinalizeInput, decis
     // Execution trace, winner, fallback, counters; error.kind and livenessState when it failed.
     ...loopMeta(attempts, decision, run.model, input.loop),
   };
-  const ended = await markEnded(deps.db, run.runId, {
+  const ended = await markEndedReturning(deps.db, run.runId, {
     status: decision.status,
     endedAt,
     expiresAt: runRecordExpiry(endedAt, deps.config.events.retentionDays),
     ...(decision.error ? { error: decision.error } : {}),
     result: { payloads, meta },
   });
-  if (!ended) return;
+  if (!ended) return undefined;
   if (decision.status !== "ok") deps.log.warn("run ended without an answer", { runId: run.runId, status: decision.status, reason: decision.reason, ...(decision.detail ? { detail: decision.detail } : {}) });
   recordRunEnded(decision.status, meta.durationMs);
-  const emitter = await RunEventEmitter.open(emitterDeps(deps), run.runId, run.sessionKey);
+  const emitter = await openRunEmitter(deps, run.runId, run.sessionKey);
   emitter.emit("lifecycle", lifecycleEnding({ status: decision.status, startedAt: run.startedAt, endedAt, error: decision.error, payloads, meta }));
   await emitter.flush();
   // The WebSocket `agent` request that started the run gets its final `res` now, from this Lambda.
-  await replyToRequester(deps, run.runId);
+  await replyToRequester(deps, run.runId, ended);
   // Once per run: only the task that wrote the terminal state gets here.
   await runEndHooks(deps, run, {
     status: decision.status,
     finalText,
     sentText,
     meta: { durationMs: meta.durationMs, model: meta.model, attempts: meta.attempts, usage, ...(meta.error ? { error: meta.error } : {}) },
-  });
+  });  return ended;
 }
 
 interface Ending {
@@ -129,7 +131,7 @@ async function completeEnding(deps: RunDeps, run: RunRecord): Promise<void> {
   const last = (await lastEvents(deps.db, run.runId))?.[0];
   const ended = last?.stream === "lifecycle" && (last.data.phase === "end" || last.data.phase === "error");
   if (!ended && run.result) {
-    const emitter = await RunEventEmitter.open(emitterDeps(deps), run.runId, run.sessionKey);
+    const emitter = await openRunEmitter(deps, run.runId, run.sessionKey);
     emitter.emit(
       "lifecycle",
       lifecycleEnding({ status: run.status, startedAt: run.startedAt, endedAt: run.endedAt ?? deps.db.now(), error: run.error, payloads: run.result.payloads, meta: run.result.meta as Ending["meta"] }),

@@ -18,6 +18,14 @@ export type StepPointer = z.infer<typeof StepPointerSchema>;
 /** Attempt: the loop and the decision that led here (a compaction or truncation runs before the model). */
 export const AttemptInputSchema = LoopPointerSchema.extend({ decision: DecisionSchema.optional() });
 
+/**
+ * The Attempt task's input: an attempt step, or the execution's input itself
+ * (`{runId}`: the run-start prelude runs first, in the same task; `{runId, loop}`
+ * when a long run continues as new). See shared/run/folded-step.ts.
+ */
+export const FoldedAttemptInputSchema = z.object({ runId: RunIdSchema, loop: LoopStateSchema.optional(), decision: DecisionSchema.optional() });
+export type FoldedAttemptInput = z.infer<typeof FoldedAttemptInputSchema>;
+
 /** The Catch block's `{Error, Cause}` as Step Functions puts it at `$.crash`. */
 export const CrashSchema = z.object({ Error: z.string(), Cause: z.string().optional() });
 

@@ -5,7 +5,7 @@ import { RunNotFoundError } from "../aws/errors";
 import { touchSession } from "../aws/sessions";
 import { initialLoopState, type FinalizeDecision, type LoopState } from "../core/run-loop";
 import { modelChain } from "../providers/registry";
-import { RunEventEmitter } from "../events/emitter";
+import { openRunEmitter } from "./invocation-memo";
 import { depsForConfigVersion, type RunDeps } from "./deps";
 import type { LoopPointer } from "./pointer";
 import { profileCounts } from "./profiles";
@@ -47,7 +47,7 @@ export async function startRun(anyDeps: RunDeps, runId: string, carried?: LoopSt
         await persistUserMessage(deps, entered.run, entered.userText);
       }
     }
-    const emitter = await RunEventEmitter.open(emitterDeps(deps), runId, run.sessionKey);
+    const emitter = await openRunEmitter(deps, runId, run.sessionKey);
     if (emitter.lastSeq === 0) {
       emitter.emit("lifecycle", { phase: "start", startedAt: run.startedAt ?? startedAt, model: run.model });
     }
@@ -86,6 +86,4 @@ async function persistUserMessage(deps: RunDeps, run: RunRecord, text: string): 
   }
 }
 
-export function emitterDeps(deps: RunDeps) {
-  return { db: deps.db, pusher: deps.pusher, retentionDays: deps.config.events.retentionDays, log: deps.log };
-}
+export { emitterDeps } from "./invocation-memo";

@@ -63,11 +63,11 @@ describe("definition", () => {
     expect(result.isValid).toBe(true);
   });
 
-  it("has exactly the pinned states, starting at StartRun", () => {
-    expect(asl.StartAt).toBe(STATE_NAMES.startRun);
+  it("has exactly the pinned states, starting at Attempt (the run-start prelude is folded into it)", () => {
+    expect(asl.StartAt).toBe(STATE_NAMES.attempt);
     expect(Object.keys(asl.States).sort()).toEqual(Object.values(STATE_NAMES).sort());
     expect(STATE_NAMES).toEqual({
-      startRun: "StartRun", attempt: "Attempt", recoverAttempt: "RecoverAttempt", route: "Route",
+      attempt: "Attempt", recoverAttempt: "RecoverAttempt", route: "Route",
       waitBeforeRetry: "WaitBeforeRetry", finalizeRun: "FinalizeRun", done: "Done", finalizeFailed: "FinalizeFailed",
       continued: "Continued", pauseForInput: "PauseForInput",
     });
@@ -80,41 +80,42 @@ describe("definition", () => {
     for (const target of targets) expect(asl.States).toHaveProperty([target]);
   });
 
-  it("runs StartRun on the execution input ({runId}, or {runId, loop} when continued as new) and moves to Attempt", () => {
-    expect(state("StartRun")).toMatchObject({ Type: "Task", Next: "Attempt" });
+  it("runs Attempt on the execution input ({runId}, or {runId, loop} when continued as new) and moves to Route", () => {
+    expect(state("Attempt")).toMatchObject({ Type: "Task", Next: "Route" });
+    expect(asl.States).not.toHaveProperty("StartRun");
   });
 
   it("passes the whole state to every task and lets results replace it", () => {
-    for (const name of ["StartRun", "Attempt", "RecoverAttempt", "FinalizeRun"]) {
+    for (const name of ["Attempt", "RecoverAttempt", "FinalizeRun"]) {
       expect(state(name).Parameters).toBeUndefined();
       expect(state(name)).not.toHaveProperty("ResultPath");
       expect(state(name)).not.toHaveProperty("OutputPath");
     }
-    expect(state("StartRun")).not.toHaveProperty("ResultPath");
     expect(state("Attempt").Next).toBe("Route");
     expect(state("RecoverAttempt").Next).toBe("Route");
   });
 
   it("retries Lambda service errors 3x from 2 s with backoff 2 on every task but FinalizeRun", () => {
-    for (const name of ["StartRun", "Attempt", "RecoverAttempt"]) {
+    for (const name of ["Attempt", "RecoverAttempt"]) {
       expect(state(name).Retry).toEqual([
         { ErrorEquals: [...LAMBDA_TRANSIENT_ERRORS], IntervalSeconds: 2, MaxAttempts: 3, BackoffRate: 2 },
       ]);
     }
   });
 
-  it("catches crashes of StartRun and Attempt into $.crash and recovers", () => {
-    for (const name of ["StartRun", "Attempt"]) {
+  it("catches crashes of Attempt into $.crash and recovers", () => {
+    for (const name of ["Attempt"]) {
       expect(state(name).Catch).toEqual([{ ErrorEquals: [ALL_ERRORS], ResultPath: "$.crash", Next: "RecoverAttempt" }]);
     }
     // A crash of the decision itself still ends the run through FinalizeRun.
     expect(state("RecoverAttempt").Catch).toEqual([{ ErrorEquals: [ALL_ERRORS], ResultPath: "$.crash", Next: "FinalizeRun" }]);
   });
 
-  it("routes on $.decision.action: attempt/compact/truncate, wait, continue_as_new, finalize, otherwise finalize", () => {
+  it("routes a finished run to Done, then on $.decision.action: attempt/compact/truncate, wait, continue_as_new, finalize, otherwise finalize", () => {
     const route = state("Route");
     expect(route.Type).toBe("Choice");
     expect(route.Choices).toEqual([
+      { Variable: "$.finished", IsPresent: true, Next: "Done" },
       { Variable: "$.decision.action", IsPresent: false, Next: "FinalizeRun" },
       {
         Or: [
@@ -203,7 +204,7 @@ describe("deployment wiring", () => {
     });
   });
 
-  it("may invoke exactly the four task functions", () => {
+  it("may invoke exactly the three task functions", () => {
     const [[, machine]] = resourcesOfType(json, "AWS::StepFunctions::StateMachine");
     const roleId = (machine.Properties?.RoleArn as { "Fn::GetAtt": [string, string] })["Fn::GetAtt"][0];
     const invoke = statementsOfRole(json, roleId).filter((s) => s.Action === "lambda:InvokeFunction");
@@ -220,7 +221,7 @@ describe("renderStateMachineDefinition", () => {
     expect(text).not.toContain("${Token");
   });
 
-  it("maps exactly the four task ARNs to their function keys", () => {
+  it("maps exactly the three task ARNs to their function keys", () => {
     const expected = Object.fromEntries(
       Object.values(TASK_FUNCTIONS).map((key) => [placeholderFunctionArn(key, RENDER), key]),
     );

@@ -216,8 +216,8 @@ describe("long runs", () => {
     expect(run.executions).toHaveLength(2);
     expect(run.executions[1]).toMatch(new RegExp(`:${run.runId}-c1$`));
     expect(run.executionStates).toEqual([
-      ["StartRun", "Attempt", "Route", "WaitBeforeRetry", "Attempt", "Route", "Continued"],
-      ["StartRun", "Attempt", "Route", "FinalizeRun", "Done"],
+      ["Attempt", "Route", "WaitBeforeRetry", "Attempt", "Route", "Continued"],
+      ["Attempt", "Route", "Done"],
     ]);
     expect(decisionLabels(run.decisions)).toEqual(["wait:10", "continue_as_new", "finalize:ok:completed"]);
     expect(run.record.executionArn).toBe(run.executions[1]);

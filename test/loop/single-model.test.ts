@@ -318,7 +318,7 @@ describe("precheck routes (the attempt measures, the loop recovers)", () => {
     loop.oai.enqueue(chat.text("The log ends with an error."));
     const run = await loop.run("What does it say?", { sessionKey: "precheck-truncate", request: tiny });
     expect(decisionLabels(run.decisions)).toEqual(["truncate", "finalize:ok:completed"]);
-    expect(run.states).toEqual(["StartRun", "Attempt", "Route", "Attempt", "Route", "FinalizeRun", "Done"]);
+    expect(run.states).toEqual(["Attempt", "Route", "Attempt", "Route", "Done"]);
     expect(run.meta).toMatchObject({ counters: { overflowCompactions: 0 } });
     const sent = JSON.stringify(bodies(from)[0].messages);
     expect(sent).toContain("LOG START");

@@ -45,11 +45,11 @@ const LONG_ANSWER = `Here is a detailed answer. ${"The quick brown fox jumps ove
 export const RUN_SHAPES: readonly RunShape[] = [
   {
     name: "clean",
-    description: "one attempt, one model call, answer: StartRun -> Attempt -> Route -> FinalizeRun -> Done",
+    description: "one attempt, one model call, answer: Attempt -> Route -> Done",
     priming: [],
     message: "What is the capital of France?",
     script: [chat.text("Paris.")],
-    expected: { states: ["StartRun", "Attempt", "Route", "FinalizeRun", "Done"], decisions: ["finalize:ok:completed"] },
+    expected: { states: ["Attempt", "Route", "Done"], decisions: ["finalize:ok:completed"] },
   },
   {
     name: "rate_limit_retry",
@@ -61,7 +61,7 @@ export const RUN_SHAPES: readonly RunShape[] = [
       chat.text("Madrid."),
     ],
     expected: {
-      states: ["StartRun", "Attempt", "Route", "WaitBeforeRetry", "Attempt", "Route", "FinalizeRun", "Done"],
+      states: ["Attempt", "Route", "WaitBeforeRetry", "Attempt", "Route", "Done"],
       decisions: ["wait:12", "finalize:ok:completed"],
     },
   },
@@ -79,7 +79,7 @@ export const RUN_SHAPES: readonly RunShape[] = [
       chat.text("We discussed foxes and dogs."),
     ],
     expected: {
-      states: ["StartRun", "Attempt", "Route", "Attempt", "Route", "FinalizeRun", "Done"],
+      states: ["Attempt", "Route", "Attempt", "Route", "Done"],
       decisions: ["compact:overflow", "finalize:ok:completed"],
     },
   },

@@ -1,0 +1,85 @@
+/**
+ * `npx tsx bench/run-trace.ts [shape] [runs]`: every metered call one run of
+ * a shape makes, in order, with the function that made it, the table, the
+ * key and the units it cost; then the totals per operation and the states
+ * entered. The per-call breakdown behind issue 15's run-path work: what to
+ * cache, merge or drop. Metered like figure 3 (bench/phases/cost.ts).
+ */
+import { BenchModelServer } from "./model-server";
+import { driveRun, openClient, startBenchStack } from "./harness";
+import { UsageRecorder } from "./recorder";
+import type { Shape } from "./shapes";
+import { consumedUnits } from "../shared/aws/metering";
+
+interface Traced { fn: string; op: string; table: string; key: string; units: number; failed: boolean }
+
+function summarize(call: { service: string; action: string; principalArn?: string; statusCode: number; requestBody: Buffer; responseBody: Buffer }): Traced | undefined {
+  if (!call.principalArn?.includes(":assumed-role/")) return undefined;
+  const fn = call.principalArn.slice(call.principalArn.lastIndexOf("/") + 1).replace(/^.*?-/, "");
+  const body = safeJson(call.requestBody);
+  const out = safeJson(call.responseBody);
+  const op = call.action;
+  const table = String(body.TableName ?? body.QueueUrl ?? body.stateMachineArn ?? "").replace(/^.*[/:]/, "");
+  const key = JSON.stringify(body.Key ?? body.ExpressionAttributeValues ?? (body.Item ? pick(body.Item) : "")).slice(0, 110);
+  return { fn, op, table, key, units: consumedUnits(out.ConsumedCapacity), failed: call.statusCode >= 300 };
+}
+
+function pick(item: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(item).slice(0, 3));
+}
+
+function safeJson(buf: Buffer): Record<string, any> {
+  try {
+    return JSON.parse(buf.toString("utf8"));
+  } catch {
+    return {};
+  }
+}
+
+async function main(): Promise<void> {
+  const shape = (process.argv[2] ?? "one-call") as Shape;
+  const runs = Number(process.argv[3] ?? 1);
+  const model = await BenchModelServer.start();
+  const recorder = new UsageRecorder({ meter: true });
+  const trace: Traced[] = [];
+  let recording = false;
+  const base = recorder.observer();
+  const stack = await startBenchStack(model, {
+    ...base,
+    onEdgeCall: (call) => {
+      base.onEdgeCall?.(call);
+      const t = recording ? summarize(call) : undefined;
+      if (t) trace.push(t);
+    },
+  });
+  try {
+    const warm = await openClient(stack);
+    await driveRun(warm, { sessionKey: "trace-warm", shape, runTag: "trace-warm" });
+    const clients = [];
+    for (let i = 0; i < runs; i += 1) clients.push(await openClient(stack));
+    await stack.idle();
+    await new Promise((r) => setTimeout(r, 300));
+    const mark = recorder.mark();
+    recording = true;
+    for (const [i, client] of clients.entries()) await driveRun(client, { sessionKey: `trace-${i}`, shape, runTag: `trace-${shape}-${i}` });
+    await stack.idle();
+    recording = false;
+    const window = recorder.since(mark);
+    for (const t of trace) console.log(`${t.fn.padEnd(14)} ${t.op.padEnd(34)} ${t.table.padEnd(28)} ${t.units.toFixed(1).padStart(4)}${t.failed ? " FAILED" : "       "} ${t.key}`);
+    console.log("\nper run:");
+    let rru = 0, wru = 0, ddb = 0;
+    for (const [key, tally] of Object.entries(window.sdk)) {
+      console.log(`  ${key.padEnd(36)} calls ${(tally.calls / runs).toFixed(1)}  RRU ${(tally.readUnits / runs).toFixed(1)}  WRU ${(tally.writeUnits / runs).toFixed(1)}  refused ${(tally.conditionFailures / runs).toFixed(1)}  billed ${(tally.billedRequests / runs).toFixed(1)}`);
+      if (key.startsWith("dynamodb:")) { ddb += tally.calls; rru += tally.readUnits; wru += tally.writeUnits; }
+    }
+    console.log(`  DynamoDB: ${(ddb / runs).toFixed(1)} requests, ${(rru / runs).toFixed(1)} RRU, ${(wru / runs).toFixed(1)} WRU`);
+    console.log(`  transitions ${(window.stateTransitions / runs).toFixed(1)}: ${JSON.stringify(window.transitionsByState)}`);
+    console.log(`  lambda: ${JSON.stringify(window.lambda)}`);
+    await Promise.all([warm, ...clients].map((c) => c.close()));
+  } finally {
+    await stack.close();
+    await model.close();
+  }
+}
+
+main().then(() => process.exit(0), (error) => { console.error(error); process.exit(1); });

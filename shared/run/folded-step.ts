@@ -1,0 +1,42 @@
+import type { FinalizeDecision } from "../core/run-loop";
+import { attemptStep, YIELD_MARGIN_MS, type StepClock } from "./attempt-step";
+import { depsForConfigVersion, type RunDeps } from "./deps";
+import { finalizeRun } from "./finalize-run";
+import type { FoldedAttemptInput, StepPointer } from "./pointer";
+import { startRun } from "./start-run";
+import { withInvocationMemo } from "./invocation-memo";
+
+/** The Attempt task's answer: a step for Route, with `finished` when this task already finalized the run. */
+export type FoldedStep = StepPointer & { finished?: { status: string } };
+
+/**
+ * The Attempt task with the run's first and last steps folded in, so a clean
+ * run is three state transitions (Attempt, Route, Done) instead of five:
+ * - no `loop` in the state (the execution's input `{runId}`): the run-start
+ *   prelude (shared/run/start-run.ts) runs first, in this invocation;
+ * - a `finalize` decision: the run is finalized here (shared/run/finalize-run.ts)
+ *   and Route goes straight to Done on `finished`.
+ * Both halves are idempotent as before. When the inline finalize throws, or
+ * too little time is left for it, the step goes out without `finished` and
+ * Route sends it to FinalizeRun, whose retries and FinalizeFailed stay the
+ * durable path; a crash anywhere is caught into RecoverAttempt as before.
+ */
+export async function foldedAttemptStep(coldDeps: RunDeps, input: FoldedAttemptInput, clock: StepClock): Promise<FoldedStep> {
+  const deps = withInvocationMemo(coldDeps);
+  const started = input.loop ? { runId: input.runId, loop: input.loop, decision: input.decision } : await startRun(deps, input.runId);
+  const runDeps = await depsForConfigVersion(deps, started.loop.configVersion);
+  const step = await attemptStep(runDeps, started, clock);
+  if (step.decision.action !== "finalize" || clock.remainingMs() < YIELD_MARGIN_MS) return step;
+  return finalizeInline(runDeps, step as StepPointer & { decision: FinalizeDecision });
+}
+
+async function finalizeInline(deps: RunDeps, step: StepPointer & { decision: FinalizeDecision }): Promise<FoldedStep> {
+  try {
+    const { status } = await finalizeRun(deps, step);
+    return { ...step, finished: { status } };
+  } catch (error) {
+    // FinalizeRun (its own task, with its retries) finishes what this one could not.
+    deps.log.warn("inline finalize failed; FinalizeRun takes over", { runId: step.runId, error: error instanceof Error ? error.name : String(error) });
+    return step;
+  }
+}

@@ -1,0 +1,37 @@
+import { RunEventEmitter } from "../events/emitter";
+import type { RunDeps } from "./deps";
+
+/**
+ * Per-invocation reuse (issue 15): the folded Attempt task starts, runs and
+ * finalizes a run in one invocation, and each of those steps used to open its
+ * own event emitter (a Query for the log's last sequence number and one for
+ * the subscribers, each time). Within one invocation the emitter is the only
+ * writer of the run's log (the state machine is sequential; a zombie task is
+ * still caught by the conditional put), so one emitter serves all of them.
+ */
+export function withInvocationMemo<D extends RunDeps>(deps: D): D {
+  return { ...deps, memo: new Map<string, unknown>() };
+}
+
+export function emitterDeps(deps: RunDeps) {
+  return { db: deps.db, pusher: deps.pusher, retentionDays: deps.config.events.retentionDays, log: deps.log };
+}
+
+/** The run's emitter: the one this invocation already opened, else a fresh one. */
+export async function openRunEmitter(deps: RunDeps, runId: string, sessionKey: string): Promise<RunEventEmitter> {
+  const key = `emitter:${runId}`;
+  const known = deps.memo?.get(key) as RunEventEmitter | undefined;
+  if (known) return known;
+  const emitter = await RunEventEmitter.open(emitterDeps(deps), runId, sessionKey);
+  deps.memo?.set(key, emitter);
+  return emitter;
+}
+
+/** Marks that this invocation gave the run's transcript write claim up (the finalize need not try again). */
+export function noteWriterReleased(deps: RunDeps, runId: string): void {
+  deps.memo?.set(`writerReleased:${runId}`, true);
+}
+
+export function writerReleasedHere(deps: RunDeps, runId: string): boolean {
+  return deps.memo?.get(`writerReleased:${runId}`) === true;
+}
