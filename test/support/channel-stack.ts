@@ -4,7 +4,7 @@ import { loadAgentConfig } from "../../shared/config/config";
 import { slackSignature, signStandardWebhook } from "../../shared/channels/signatures";
 import { FakeOpenAIServer } from "./fake-openai-server";
 import { FakeSlackServer } from "./fake-slack-server";
-import { FakeTelegramServer } from "./fake-telegram-server";
+import { FAKE_TELEGRAM_TOKEN, FakeTelegramServer } from "./fake-telegram-server";
 import { RecordingServer } from "./recording-server";
 
 export const TELEGRAM_SECRET = "tg-webhook-secret";
@@ -38,7 +38,7 @@ export async function startChannelStack(options: { editIntervalMs?: number } = {
   const config = {
     ...base,
     channels: {
-      telegram: { accounts: { main: { botToken: "123:tg-token", webhookSecret: TELEGRAM_SECRET, apiBaseUrl: telegram.baseUrl, botUsername: "runner_bot", editIntervalMs } } },
+      telegram: { accounts: { main: { botToken: FAKE_TELEGRAM_TOKEN, webhookSecret: TELEGRAM_SECRET, apiBaseUrl: telegram.baseUrl, botUsername: "runner_bot", editIntervalMs } } },
       slack: { accounts: { main: { signingSecret: SLACK_SIGNING_SECRET, botToken: "xoxb-test", apiBaseUrl: slack.baseUrl, botUserId: BOT_USER_ID, editIntervalMs } } },
       hooks: { default: { secret: HOOK_SECRET } },
       allowPrivateReplyUrls: true,
