@@ -79,6 +79,10 @@ export class FakeTelegramServer extends RecordingServer {
       chat.set(id, String(call.body.text));
       return { status: 200, body: { ok: true, result: { message_id: id, text: call.body.text } } };
     }
+    if (method === "deleteMessage") {
+      if (!chat.delete(Number(call.body.message_id))) return { status: 400, body: { ok: false, error_code: 400, description: "Bad Request: message to delete not found" } };
+      return { status: 200, body: { ok: true, result: true } };
+    }
     return { status: 200, body: { ok: true, result: true } };
   }
 }
