@@ -25,6 +25,7 @@ export class ChannelPreview {
   private nextPushAt = 0;
   private timer: NodeJS.Timeout | undefined;
   private inflight: Promise<void> = Promise.resolve();
+  private acked: Promise<void> = Promise.resolve();
   edits = 0;
 
   constructor(
@@ -45,11 +46,20 @@ export class ChannelPreview {
     this.text = "";
   }
 
+  /**
+   * The typing indicator / `eyes` reaction, when the attempt starts (not in
+   * the webhook request: the platform's 200 waits for nothing but the
+   * accept). Best effort: a failure is ignored; settle waits for it.
+   */
+  acknowledge(): void {
+    this.acked = this.messenger.ack().catch((error: Error) => this.deps.log.warn("channel typing indicator not sent", { runId: this.runId, error: error.message }));
+  }
+
   /** Waits for the send or edit in flight; what is still pending is left to finalize's exact final edit. */
   async settle(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    await this.inflight;
+    await Promise.all([this.inflight, this.acked]);
   }
 
   private schedule(): void {

@@ -63,6 +63,7 @@ async function executeAttempt(
   // Reasoning goes out as `thinking` events only when the caller asked (`streamThinking` at intake).
   // A channel run streams its answer as a preview message edited as it grows (shared/channels/preview.ts).
   const preview = channelPreviewFor({ db: deps.db, log: deps.log, channels: deps.config.channels, hooks: deps.hooks }, run);
+  preview?.acknowledge();
   const sink = wrapSink(withPreview(createAttemptSink(emitter, { emitThinking: run.streamThinking === true }), preview));
   try {
     // What the model sees: the latest compaction's summary, then the kept and newer entries (rewrites applied).
