@@ -1,4 +1,6 @@
 import { getRun } from "../aws/runs";
+import type { HookRegistry } from "../hooks/registry";
+import { runObservers } from "../hooks/runners";
 import { runIdForIdempotencyKey } from "../core/ids";
 import { acceptRun, type IntakeDeps } from "../intake/intake";
 import type { InboundMessage } from "./inbound";
@@ -20,10 +22,14 @@ export interface InboundAnswer {
  * A claim whose run is missing (a crash in between) is accepted again.
  *
  * Only what must happen before the platform's 200 happens here: the typing
- * indicator / reaction is sent when the run's attempt starts, and
- * message_received runs once per run at its start (shared/run/run-start-hooks.ts).
+ * indicator / reaction is sent when the run's attempt starts. message_received
+ * runs here, once per message (a message steered into a running run never
+ * starts a run of its own), bounded so the 200 stays within a second; the
+ * run start does not repeat it for a channel run (shared/run/run-start-hooks.ts).
  */
-export async function acceptInbound(deps: IntakeDeps, message: InboundMessage): Promise<InboundAnswer> {
+export const MESSAGE_RECEIVED_BUDGET_MS = 500;
+
+export async function acceptInbound(deps: IntakeDeps & { hooks?: HookRegistry }, message: InboundMessage): Promise<InboundAnswer> {
   const runId = runIdForIdempotencyKey(message.messageKey);
   if (!(await claimDelivery(deps.db, message.deliveryId, runId)) && (await getRun(deps.db, runId))) {
     return { runId, sessionKey: message.sessionKey, duplicate: true };
@@ -41,5 +47,9 @@ export async function acceptInbound(deps: IntakeDeps, message: InboundMessage): 
     "webhook",
     { channelTarget: message.target },
   );
+  if (!accepted.duplicate && deps.hooks?.has("message_received")) {
+    const event = { runId: accepted.runId, sessionKey: message.sessionKey, text: message.text, channel: message.channel };
+    await runObservers(deps.hooks, "message_received", event, MESSAGE_RECEIVED_BUDGET_MS);
+  }
   return { runId: accepted.runId, sessionKey: accepted.sessionKey, duplicate: accepted.duplicate };
 }

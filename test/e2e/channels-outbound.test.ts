@@ -35,7 +35,7 @@ beforeAll(async () => {
   recorder = await HookRecorder.start();
   env = await startChannelStack({
     moreAccounts: true,
-    plugins: [recorder.plugin(["message_sending", "message_sent"]), { path: CHANNEL_OUTBOUND, config: {} }],
+    plugins: [recorder.plugin(["message_received", "message_sending", "message_sent"]), { path: CHANNEL_OUTBOUND, config: {} }],
   });
 }, 180_000);
 afterAll(async () => {
@@ -79,6 +79,9 @@ describe("the message tool", () => {
     expect(env.telegram.messagesIn("601")).toEqual([note]);
     expect(sends("601", note)).toHaveLength(1);
     expect((await readLedger(env.stack.deps.db, run.runId))?.toolSends).toEqual([{ toolCallId: expect.any(String), messageIds: [expect.any(String)], text: note }]);
+    // The typing indicator went out when the attempt started; message_received ran once, at intake, naming the platform.
+    expect(env.telegram.method("sendChatAction").filter((c) => c.body.chat_id === "601").length).toBeGreaterThanOrEqual(1);
+    expect(recorder.of("message_received", (e) => e.runId === run.runId)).toEqual([expect.objectContaining({ channel: "telegram", text: "make the report" })]);
   });
 
   it("is not sent again when the attempt after it fails and the run retries", async () => {
