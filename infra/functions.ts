@@ -163,6 +163,8 @@ export const FUNCTION_SPECS: Readonly<Record<FunctionKey, FunctionSpec>> = {
     states: ["StartExecution", "DescribeExecution", "StopExecution"],
     trigger: "every-minute",
     onExecutionEnded: true,
+    // A run it ends still answers its channel conversation (the error reply, through the delivery ledger).
+    channelSecrets: true,
   }),
   // OpenAI-compatible API (docs/openai-api.md): a response-streaming integration may run 15 min,
   // so SSE follows a run that long; buffered answers still come within 25 s (else 202 + Location).

@@ -2,8 +2,7 @@ import type { APIGatewayProxyEvent } from "aws-lambda";
 import type { z } from "zod";
 import { acceptInbound } from "../../shared/channels/accept";
 import { normalizeHook, HookBodySchema } from "../../shared/channels/hook-inbound";
-import type { InboundMessage, Normalized } from "../../shared/channels/inbound";
-import { messengerFor } from "../../shared/channels/messenger";
+import type { Normalized } from "../../shared/channels/inbound";
 import { verifySlackSignature, verifyStandardWebhook, verifyTelegramSecret } from "../../shared/channels/signatures";
 import { normalizeSlack, SlackEnvelopeSchema } from "../../shared/channels/slack-inbound";
 import { normalizeTelegram, TelegramUpdateSchema } from "../../shared/channels/telegram-inbound";
@@ -72,20 +71,9 @@ export const postHook: PublicRoute = async (deps, { event, params }) => {
 
 async function answer(deps: AppDeps, normalized: Normalized) {
   if (normalized.kind === "ignore") return json(200, { ok: true, ignored: normalized.reason });
+  // The typing indicator / reaction goes out when the run's attempt starts: nothing but the accept before the 200.
   const accepted = await acceptInbound(deps, normalized.message);
-  if (!accepted.duplicate) await acknowledge(deps, normalized.message);
   return json(200, { ok: true, runId: accepted.runId, ...(accepted.duplicate ? { duplicate: true } : {}) });
-}
-
-/** Typing indicator / reaction: best effort, bounded so the platform still gets its answer within a second. */
-async function acknowledge(deps: AppDeps, message: InboundMessage): Promise<void> {
-  const ackTs = message.ack?.kind === "reaction" ? message.ack.ts : undefined;
-  const messenger = messengerFor(deps.config.channels, message.target, ackTs);
-  if (!messenger) return;
-  let timer: NodeJS.Timeout | undefined;
-  const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, 300)));
-  await Promise.race([messenger.ack().catch(() => undefined), bound]);
-  clearTimeout(timer);
 }
 
 /** Channel routes: matched before the bearer-token check (functions/rest-api/app.ts). */

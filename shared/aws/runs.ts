@@ -21,7 +21,8 @@ export function isInFlight(status: RunStatus): boolean {
   return status === "running" || status === "paused";
 }
 
-const PayloadSchema = z.object({ text: z.string(), isError: z.boolean().optional() });
+// `toolSummary`: the inline tool summary of a verbose chat conversation (shared/core/reply.ts).
+const PayloadSchema = z.object({ text: z.string(), isError: z.boolean().optional(), toolSummary: z.boolean().optional() });
 
 export const RunResultSchema = z.object({
   payloads: z.array(PayloadSchema),

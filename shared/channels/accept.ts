@@ -1,8 +1,10 @@
+import { getRun } from "../aws/runs";
 import type { HookRegistry } from "../hooks/registry";
 import { runObservers } from "../hooks/runners";
+import { runIdForIdempotencyKey } from "../core/ids";
 import { acceptRun, type IntakeDeps } from "../intake/intake";
 import type { InboundMessage } from "./inbound";
-import { markSeen, wasSeen } from "./seen";
+import { claimDelivery } from "./seen";
 
 export interface InboundAnswer {
   runId: string;
@@ -13,15 +15,25 @@ export interface InboundAnswer {
 
 /**
  * Verified, normalized message -> the normal intake (lanes, queue modes of
- * `lanes.byChannel.<channel>`), never the agent itself. Order matters for
- * "nothing accepted is lost, nothing runs twice": the run is accepted under
- * the logical message key first (idempotent: same key, same run id), the
- * delivery id is marked seen after; a crash in between makes the platform's
- * redelivery accept again, which finds the same run.
+ * `lanes.byChannel.<channel>`), never the agent itself. "Nothing accepted is
+ * lost, nothing runs twice": the delivery id is claimed for the run id the
+ * logical message key gives (deterministic), then the run is accepted under
+ * that key (idempotent). A redelivery finds the claim and the run: duplicate.
+ * A claim whose run is missing (a crash in between) is accepted again.
+ *
+ * Only what must happen before the platform's 200 happens here: the typing
+ * indicator / reaction is sent when the run's attempt starts. message_received
+ * runs here, once per message (a message steered into a running run never
+ * starts a run of its own), bounded so the 200 stays within a second; the
+ * run start does not repeat it for a channel run (shared/run/run-start-hooks.ts).
  */
+export const MESSAGE_RECEIVED_BUDGET_MS = 500;
+
 export async function acceptInbound(deps: IntakeDeps & { hooks?: HookRegistry }, message: InboundMessage): Promise<InboundAnswer> {
-  const seenRun = await wasSeen(deps.db, message.deliveryId);
-  if (seenRun) return { runId: seenRun, sessionKey: message.sessionKey, duplicate: true };
+  const runId = runIdForIdempotencyKey(message.messageKey);
+  if (!(await claimDelivery(deps.db, message.deliveryId, runId)) && (await getRun(deps.db, runId))) {
+    return { runId, sessionKey: message.sessionKey, duplicate: true };
+  }
   const accepted = await acceptRun(
     deps,
     {
@@ -35,9 +47,9 @@ export async function acceptInbound(deps: IntakeDeps & { hooks?: HookRegistry },
     "webhook",
     { channelTarget: message.target },
   );
-  await markSeen(deps.db, message.deliveryId, accepted.runId);
-  if (!accepted.duplicate && deps.hooks) {
-    await runObservers(deps.hooks, "message_received", { runId: accepted.runId, sessionKey: message.sessionKey, text: message.text, channel: message.channel }, 2000);
+  if (!accepted.duplicate && deps.hooks?.has("message_received")) {
+    const event = { runId: accepted.runId, sessionKey: message.sessionKey, text: message.text, channel: message.channel };
+    await runObservers(deps.hooks, "message_received", event, MESSAGE_RECEIVED_BUDGET_MS);
   }
   return { runId: accepted.runId, sessionKey: accepted.sessionKey, duplicate: accepted.duplicate };
 }

@@ -4,9 +4,9 @@ import type { ChannelsConfig } from "../config/channels-config";
 import type { ChannelTarget } from "../core/channel-target";
 import { splitMessage } from "../core/split-message";
 import type { HookRegistry } from "../hooks/registry";
-import { runMessageSending, runObservers } from "../hooks/runners";
 import type { Log } from "../ports/run-deps";
-import { claimPart, closeLedger, openLedger, recordPart, type DeliveryLedger } from "./ledger";
+import { claimPart, closeLedger, openLedger, recordPart, type DeliveryLedger, type LedgerPart } from "./ledger";
+import { afterSend, beforeSend, type OutboundRef } from "./outbound-hooks";
 import { messengerFor, UnknownChannelAccountError, type Messenger } from "./messenger";
 import { DEFAULT_RETRY, withRetry, type RetryPolicy } from "./platform-call";
 import { deliverHookReply } from "./hook-reply";
@@ -70,34 +70,63 @@ export function replyText(run: RunRecord): string {
   return payloads.map((payload) => payload.text).filter((text) => text.trim() !== "").join("\n\n");
 }
 
+/**
+ * Each message of the reply: message_sending may rewrite or cancel it (cancel
+ * is terminal: a streamed preview is removed, nothing after it goes out),
+ * message_sent follows what the platform accepted.
+ */
 async function deliverParts(deps: DeliverDeps, run: RunRecord, messenger: Messenger, ledger: DeliveryLedger, parts: string[]): Promise<void> {
-  const ref = { runId: run.runId, sessionKey: run.sessionKey, channel: run.channelTarget?.kind ?? "webhook" };
+  const ref: OutboundRef = { runId: run.runId, sessionKey: run.sessionKey, channel: run.channelTarget?.kind ?? "webhook", hooks: deps.hooks };
+  const retry = deps.retry ?? DEFAULT_RETRY;
   for (const [index, part] of parts.entries()) {
     const existing = ledger.parts[String(index)];
     if (existing?.state === "sent" && existing.messageId) {
-      if (existing.text === part) continue;
-      // A streamed preview: finish it with an edit (repeatable, unlike a send).
-      const edited = await withRetry(() => messenger.edit(existing.messageId!, part), deps.retry ?? DEFAULT_RETRY);
-      if (edited.ok) await recordPart(deps.db, run.runId, index, { ...existing, text: part });
-      else deps.log.warn("channel final edit failed", { runId: run.runId, error: edited.error });
+      if (!(await finishPreview(deps, run, messenger, ref, index, existing, part))) return;
       continue;
     }
     if (existing) continue;
-    const decision = deps.hooks ? await runMessageSending(deps.hooks, { ...ref, text: part }) : { text: part, cancelled: false };
+    const decision = await beforeSend(ref, part, { kind: "reply" });
     if (!(await claimPart(deps.db, run.runId, index))) continue;
     if (decision.cancelled) {
       await recordPart(deps.db, run.runId, index, { state: "cancelled" });
       return; // cancel is terminal: nothing after it goes out either
     }
-    const sent = await withRetry(() => messenger.send(decision.text), deps.retry ?? DEFAULT_RETRY);
+    const sent = await withRetry(() => messenger.send(decision.text), retry);
     if (!sent.ok) {
       deps.log.error("channel send failed", { runId: run.runId, part: index, error: sent.error });
       await recordPart(deps.db, run.runId, index, { state: "failed", error: sent.error });
       return;
     }
     await recordPart(deps.db, run.runId, index, { state: "sent", messageId: sent.data.messageId, text: decision.text });
-    if (deps.hooks) await runObservers(deps.hooks, "message_sent", { ...ref, text: decision.text });
+    await afterSend(ref, decision.text, { kind: "reply", messageId: sent.data.messageId });
   }
+}
+
+/**
+ * A message that already exists (the streamed preview) is finished with an
+ * edit to exactly the final text (repeatable, unlike a send). False when
+ * message_sending cancelled the reply: the preview is removed and nothing
+ * more goes out.
+ */
+async function finishPreview(deps: DeliverDeps, run: RunRecord, messenger: Messenger, ref: OutboundRef, index: number, existing: LedgerPart, part: string): Promise<boolean> {
+  const messageId = existing.messageId!;
+  const retry = deps.retry ?? DEFAULT_RETRY;
+  const decision = await beforeSend(ref, part, { kind: "reply", messageId });
+  if (decision.cancelled) {
+    const removed = await withRetry(() => messenger.remove(messageId), retry);
+    if (!removed.ok) deps.log.warn("cancelled reply's preview not removed", { runId: run.runId, error: removed.error });
+    await recordPart(deps.db, run.runId, index, { state: "cancelled", messageId });
+    return false;
+  }
+  if (existing.text === decision.text) return true;
+  const edited = await withRetry(() => messenger.edit(messageId, decision.text), retry);
+  if (!edited.ok) {
+    deps.log.warn("channel final edit failed", { runId: run.runId, error: edited.error });
+    return true;
+  }
+  await recordPart(deps.db, run.runId, index, { ...existing, text: decision.text });
+  await afterSend(ref, decision.text, { kind: "reply", messageId });
+  return true;
 }
 
 export type { ChannelTarget };

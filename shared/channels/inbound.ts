@@ -17,8 +17,6 @@ export interface InboundMessage {
   chatType: "direct" | "group" | "channel";
   sessionKey: string;
   target: ChannelTarget;
-  /** Best-effort acknowledgement on the platform (typing indicator / reaction). */
-  ack?: { kind: "typing" } | { kind: "reaction"; channel: string; ts: string };
 }
 
 /** What normalization decided: a message to run, or a reason to answer 200 and do nothing. */

@@ -16,6 +16,11 @@ import { keys } from "../aws/keys";
  * A message that already exists (the streamed preview) is finished with an
  * edit, which repeats harmlessly: a crash around a final *edit* resends the
  * same edit, never a second message. `done` closes the ledger.
+ *
+ * `toolSends` lists what the messaging tool (`message`) delivered during the
+ * run; it goes through the tool-call ledger (a mutating tool: a retried
+ * attempt never sends it again), and reply shaping reads it to drop a final
+ * answer that only repeats it.
  */
 const PartSchema = z.object({
   state: z.enum(["sending", "sent", "cancelled", "failed"]),
@@ -26,10 +31,14 @@ const PartSchema = z.object({
 });
 export type LedgerPart = z.infer<typeof PartSchema>;
 
+const ToolSendSchema = z.object({ toolCallId: z.string(), messageIds: z.array(z.string()), text: z.string() });
+export type ToolSend = z.infer<typeof ToolSendSchema>;
+
 const LedgerSchema = z.object({
   v: z.literal(1),
   runId: z.string(),
   parts: z.record(z.string(), PartSchema),
+  toolSends: z.array(ToolSendSchema).optional(),
   done: z.boolean().optional(),
   outcome: z.string().optional(),
 });
@@ -102,6 +111,19 @@ export async function closeLedger(db: Db, runId: string, outcome: string): Promi
       Key: keys.deliveryLedger(runId),
       UpdateExpression: "SET done = :t, outcome = if_not_exists(outcome, :o)",
       ExpressionAttributeValues: { ":t": true, ":o": outcome },
+    }),
+  );
+}
+
+/** A message the messaging tool delivered (after the platform accepted it). */
+export async function recordToolSend(db: Db, runId: string, send: ToolSend): Promise<void> {
+  await openLedger(db, runId);
+  await db.doc.send(
+    new UpdateCommand({
+      TableName: db.table,
+      Key: keys.deliveryLedger(runId),
+      UpdateExpression: "SET toolSends = list_append(if_not_exists(toolSends, :none), :send)",
+      ExpressionAttributeValues: { ":none": [], ":send": [ToolSendSchema.parse(send)] },
     }),
   );
 }

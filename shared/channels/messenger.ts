@@ -12,7 +12,7 @@ export interface Messenger {
   edit(messageId: string, text: string): Promise<PlatformResult<void>>;
   /** Deletes a message it sent (a streamed preview of a reply that turned out silent). */
   remove(messageId: string): Promise<PlatformResult<void>>;
-  /** Typing indicator / reaction; best effort. */
+  /** Typing indicator / reaction (the run started); best effort. */
   ack(): Promise<void>;
 }
 
@@ -21,7 +21,7 @@ export class UnknownChannelAccountError extends Error {
 }
 
 /** The messenger of a Telegram or Slack target; undefined for hooks (they answer by replyUrl). */
-export function messengerFor(channels: ChannelsConfig, target: ChannelTarget, ackTs?: string): Messenger | undefined {
+export function messengerFor(channels: ChannelsConfig, target: ChannelTarget): Messenger | undefined {
   if (target.kind === "telegram") {
     const account = channels.telegram.accounts[target.accountId];
     if (!account) throw new UnknownChannelAccountError(`telegram account ${target.accountId} is not configured`);
@@ -52,7 +52,7 @@ export function messengerFor(channels: ChannelsConfig, target: ChannelTarget, ac
       edit: (ts, text) => api.update({ channel: target.channel, ts, text }),
       remove: (ts) => api.deleteMessage({ channel: target.channel, ts }),
       ack: async () => {
-        if (ackTs) await api.addReaction({ channel: target.channel, ts: ackTs, name: "eyes" });
+        if (target.ackTs) await api.addReaction({ channel: target.channel, ts: target.ackTs, name: "eyes" });
       },
     };
   }

@@ -2,17 +2,19 @@ import type { AttemptSink } from "../agent/attempt";
 import type { Db } from "../aws/dynamo";
 import type { RunRecord } from "../aws/runs";
 import type { ChannelsConfig } from "../config/channels-config";
+import type { HookRegistry } from "../hooks/registry";
 import type { Log } from "../ports/run-deps";
 import { messengerFor } from "./messenger";
 import { ChannelPreview } from "./preview";
 
 /** A streamed preview for a Telegram / Slack run whose account can send; none otherwise. */
-export function channelPreviewFor(deps: { db: Db; log: Log; channels: ChannelsConfig }, run: RunRecord): ChannelPreview | undefined {
+export function channelPreviewFor(deps: { db: Db; log: Log; channels: ChannelsConfig; hooks?: HookRegistry }, run: RunRecord): ChannelPreview | undefined {
   const target = run.channelTarget;
   if (!target || target.kind === "hook") return undefined;
   try {
     const messenger = messengerFor(deps.channels, target);
-    return messenger ? new ChannelPreview(deps, run.runId, messenger) : undefined;
+    const ref = { runId: run.runId, sessionKey: run.sessionKey, channel: target.kind, hooks: deps.hooks };
+    return messenger ? new ChannelPreview(deps, run.runId, messenger, ref) : undefined;
   } catch (error) {
     deps.log.warn("no channel preview", { runId: run.runId, error: (error as Error).message });
     return undefined;

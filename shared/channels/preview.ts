@@ -3,6 +3,7 @@ import { streamableText } from "../core/silent-prefix";
 import type { Log } from "../ports/run-deps";
 import { claimPart, openLedger, readLedger, recordPart, releasePart } from "./ledger";
 import type { Messenger } from "./messenger";
+import { afterSend, beforeSend, type OutboundRef } from "./outbound-hooks";
 
 /**
  * The streamed preview of a channel reply: the first message is sent as soon
@@ -15,18 +16,23 @@ import type { Messenger } from "./messenger";
  */
 export class ChannelPreview {
   private text = "";
+  /** The streamed text the preview shows (before message_sending rewrote it). */
   private shown = "";
+  /** What the platform message reads now. */
+  private shownText = "";
   private messageId: string | undefined;
   private disabled = false;
   private nextPushAt = 0;
   private timer: NodeJS.Timeout | undefined;
   private inflight: Promise<void> = Promise.resolve();
+  private acked: Promise<void> = Promise.resolve();
   edits = 0;
 
   constructor(
     private readonly deps: { db: Db; log: Log },
     private readonly runId: string,
     private readonly messenger: Messenger,
+    private readonly ref: OutboundRef = { runId, sessionKey: "", channel: "webhook" },
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -40,11 +46,20 @@ export class ChannelPreview {
     this.text = "";
   }
 
+  /**
+   * The typing indicator / `eyes` reaction, when the attempt starts (not in
+   * the webhook request: the platform's 200 waits for nothing but the
+   * accept). Best effort: a failure is ignored; settle waits for it.
+   */
+  acknowledge(): void {
+    this.acked = this.messenger.ack().catch((error: Error) => this.deps.log.warn("channel typing indicator not sent", { runId: this.runId, error: error.message }));
+  }
+
   /** Waits for the send or edit in flight; what is still pending is left to finalize's exact final edit. */
   async settle(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    await this.inflight;
+    await Promise.all([this.inflight, this.acked]);
   }
 
   private schedule(): void {
@@ -59,13 +74,31 @@ export class ChannelPreview {
     }, wait);
   }
 
+  /**
+   * One send or edit of the preview. message_sending sees each one (kind
+   * `preview`) and may rewrite it; a cancel stops the preview (the final
+   * text then goes through message_sending again at finalize).
+   */
   private async push(): Promise<void> {
     const visible = [...streamableText(this.text)].slice(0, this.messenger.limit).join("");
     if (visible === "" || visible === this.shown || this.disabled) return;
     this.nextPushAt = this.now() + this.messenger.editIntervalMs;
-    if (!this.messageId && !(await this.open(visible))) return;
-    if (this.shown === visible) return;
-    const edited = await this.messenger.edit(this.messageId!, visible);
+    const decision = await beforeSend(this.ref, visible, { kind: "preview", ...(this.messageId ? { messageId: this.messageId } : {}) });
+    if (decision.cancelled) {
+      this.disabled = true;
+      return;
+    }
+    const text = decision.text;
+    if (!this.messageId) {
+      const opened = await this.open(text);
+      if (opened === "none") return;
+      if (opened === "sent" || this.shownText === text) {
+        this.shown = visible;
+        if (opened === "sent") await afterSend(this.ref, text, { kind: "preview", messageId: this.messageId });
+        return;
+      }
+    }
+    const edited = await this.messenger.edit(this.messageId!, text);
     if (!edited.ok) {
       if (edited.retryAfterMs !== undefined) this.nextPushAt = this.now() + edited.retryAfterMs;
       else if (!edited.retryable) this.disabled = true;
@@ -73,36 +106,38 @@ export class ChannelPreview {
     }
     this.edits++;
     this.shown = visible;
-    await recordPart(this.deps.db, this.runId, 0, { state: "sent", messageId: this.messageId, text: visible });
+    this.shownText = text;
+    await recordPart(this.deps.db, this.runId, 0, { state: "sent", messageId: this.messageId, text });
+    await afterSend(this.ref, text, { kind: "preview", messageId: this.messageId });
   }
 
   /** Sends the preview message (ledger part 0), or adopts the one an earlier attempt sent. */
-  private async open(visible: string): Promise<boolean> {
+  private async open(text: string): Promise<"sent" | "adopted" | "none"> {
     const ledger = await openLedger(this.deps.db, this.runId);
     if (ledger.done) {
       this.disabled = true;
-      return false;
+      return "none";
     }
     if (await claimPart(this.deps.db, this.runId, 0)) {
-      const sent = await this.messenger.send(visible);
+      const sent = await this.messenger.send(text);
       if (!sent.ok) {
         // A clean failure sent nothing: free part 0 for finalize (only a crash leaves it claimed, outcome unknown).
         await releasePart(this.deps.db, this.runId, 0);
         this.disabled = true;
-        return false;
+        return "none";
       }
       this.messageId = sent.data.messageId;
-      this.shown = visible;
-      await recordPart(this.deps.db, this.runId, 0, { state: "sent", messageId: this.messageId, text: visible });
-      return true;
+      this.shownText = text;
+      await recordPart(this.deps.db, this.runId, 0, { state: "sent", messageId: this.messageId, text });
+      return "sent";
     }
     const earlier = (await readLedger(this.deps.db, this.runId))?.parts["0"];
     if (earlier?.state !== "sent" || !earlier.messageId) {
       this.disabled = true;
-      return false;
+      return "none";
     }
     this.messageId = earlier.messageId;
-    this.shown = earlier.text ?? "";
-    return true;
+    this.shownText = earlier.text ?? "";
+    return "adopted";
   }
 }

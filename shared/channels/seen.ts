@@ -1,5 +1,5 @@
-import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
-import { conditionally, isExpired, type Db } from "../aws/dynamo";
+import { PutCommand } from "@aws-sdk/lib-dynamodb";
+import { conditionally, type Db } from "../aws/dynamo";
 import { keys } from "../aws/keys";
 
 /**
@@ -9,21 +9,22 @@ import { keys } from "../aws/keys";
  */
 const SEEN_TTL_SECONDS = 7 * 24 * 3600;
 
-export async function wasSeen(db: Db, deliveryId: string): Promise<string | undefined> {
-  const out = await db.doc.send(new GetCommand({ TableName: db.table, Key: keys.channelDelivery(deliveryId), ConsistentRead: true }));
-  if (!out.Item || isExpired(out.Item as { expiresAt?: number }, db.now())) return undefined;
-  return String(out.Item.runId);
-}
-
-/** Written after the run was accepted: a crash in between makes the redelivery accept again, idempotently (same run id). */
-export async function markSeen(db: Db, deliveryId: string, runId: string): Promise<void> {
+/**
+ * Claims the delivery id for the run its message will have (one conditional
+ * write: the webhook's hot path reads nothing first). False when it was
+ * claimed before and has not expired: a redelivery. A crash after the claim
+ * and before the run was accepted leaves a claim without a run; the caller
+ * checks the run and accepts again (idempotently, same run id).
+ */
+export async function claimDelivery(db: Db, deliveryId: string, runId: string): Promise<boolean> {
   const now = db.now();
-  await conditionally(() =>
+  return conditionally(() =>
     db.doc.send(
       new PutCommand({
         TableName: db.table,
         Item: { ...keys.channelDelivery(deliveryId), v: 1, runId, seenAt: now, expiresAt: Math.floor(now / 1000) + SEEN_TTL_SECONDS },
-        ConditionExpression: "attribute_not_exists(pk)",
+        ConditionExpression: "attribute_not_exists(pk) OR expiresAt <= :nowSeconds",
+        ExpressionAttributeValues: { ":nowSeconds": Math.floor(now / 1000) },
       }),
     ),
   );

@@ -50,8 +50,7 @@ export function normalizeSlack(accountId: string, account: SlackAccount, envelop
       text: event.text,
       chatType: direct ? "direct" : "channel",
       sessionKey,
-      target: { kind: "slack", accountId, channel: event.channel, ...(threadTs ? { threadTs } : {}) },
-      ack: { kind: "reaction", channel: event.channel, ts: event.ts },
+      target: { kind: "slack", accountId, channel: event.channel, ...(threadTs ? { threadTs } : {}), ackTs: event.ts },
     },
   };
 }

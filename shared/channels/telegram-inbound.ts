@@ -49,7 +49,6 @@ export function normalizeTelegram(accountId: string, account: TelegramAccount, u
         ...(topicId !== undefined ? { threadId: topicId } : {}),
         ...(direct ? {} : { replyToMessageId: message.message_id }),
       },
-      ack: { kind: "typing" },
     },
   };
 }

@@ -19,6 +19,8 @@ export const ChannelTargetSchema = z.discriminatedUnion("kind", [
     channel: z.string(),
     /** Thread root (or the message itself in a channel); absent in a DM outside a thread. */
     threadTs: z.string().optional(),
+    /** The user's message (its `eyes` reaction says the run started). */
+    ackTs: z.string().optional(),
   }),
   z.object({ kind: z.literal("hook"), accountId: z.string(), replyUrl: z.string().url().optional() }),
 ]);

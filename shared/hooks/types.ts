@@ -68,11 +68,21 @@ export interface HookSpecs {
   /** An inbound user message, once, when its run starts. `channel`: where it came from ("ws", "rest", ...). */
   message_received: { event: RunRef & { text: string; channel: string }; result: void };
   /** An outbound reply, before it is delivered: may rewrite the text; `cancel: true` drops the reply (terminal). */
-  message_sending: { event: RunRef & { text: string; channel: string }; result: { text?: string; cancel?: boolean } };
+  message_sending: { event: RunRef & { text: string; channel: string } & ChannelSend; result: { text?: string; cancel?: boolean } };
   /** An outbound reply, after it was delivered. */
-  message_sent: { event: RunRef & { text: string; channel: string }; result: void };
+  message_sent: { event: RunRef & { text: string; channel: string } & ChannelSend; result: void };
   session_start: { event: RunRef & { sessionId: string }; result: void };
   session_end: { event: RunRef & { sessionId: string }; result: void };
+}
+
+/**
+ * On a chat channel every platform message has its own message_sending /
+ * message_sent (shared/channels/outbound-hooks.ts): `kind` says which one,
+ * `messageId` the platform message an edit changes.
+ */
+export interface ChannelSend {
+  kind?: "preview" | "reply" | "tool";
+  messageId?: string;
 }
 
 export type HookName = keyof HookSpecs;

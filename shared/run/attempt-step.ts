@@ -61,7 +61,8 @@ async function executeAttempt(
   const emitter = await openRunEmitter(deps, run.runId, run.sessionKey);
   // Reasoning goes out as `thinking` events only when the caller asked (`streamThinking` at intake).
   // A channel run streams its answer as a preview message edited as it grows (shared/channels/preview.ts).
-  const preview = channelPreviewFor({ db: deps.db, log: deps.log, channels: deps.config.channels }, run);
+  const preview = channelPreviewFor({ db: deps.db, log: deps.log, channels: deps.config.channels, hooks: deps.hooks }, run);
+  preview?.acknowledge();
   const sink = wrapSink(withPreview(createAttemptSink(emitter, { emitThinking: run.streamThinking === true }), preview));
   try {
     // What the model sees: the latest compaction's summary, then the kept and newer entries (rewrites applied).

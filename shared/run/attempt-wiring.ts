@@ -17,6 +17,7 @@ import type { ModelProvider } from "../providers/types";
 import type { Db } from "../aws/dynamo";
 import type { RunDeps } from "./deps";
 import { createApprovalGate } from "./approval-gate";
+import { channelToolsFor } from "../channels/message-tool";
 
 /**
  * The AWS side of one attempt: where its ports come from. The workspace from
@@ -76,7 +77,13 @@ export async function wireAttemptSession(deps: RunDeps, input: AttemptWiringInpu
     onWarning: (message, extra) => deps.log.warn(message, { runId: run.runId, ...extra }),
     context: config.context,
     maxToolResultChars: config.agent.maxToolResultChars,
-    tools: buildToolSurface({ config: config.tools, skills: workspace.skills, now: deps.db.now, extra: [...(deps.pluginTools ?? []), ...mcp.tools] }),
+    tools: buildToolSurface({
+      config: config.tools,
+      skills: workspace.skills,
+      now: deps.db.now,
+      // A Telegram / Slack run also gets the messaging tool (`message`, shared/channels/message-tool.ts).
+      extra: [...(deps.pluginTools ?? []), ...mcp.tools, ...channelToolsFor({ db: deps.db, log: deps.log, channels: config.channels, hooks }, run)],
+    }),
     missingToolReason: mcpMissingToolReason(mcp),
     unavailableToolServers: mcp.unavailable,
     hooks,

@@ -15,6 +15,7 @@ import { loopMeta } from "./run-trace";
 import { outboundReply, runEndHooks } from "./run-end-hooks";
 import { lastEvents, runRecordExpiry } from "../aws/event-log";
 import { deliverChannelReply } from "../channels/deliver";
+import { channelReplyContext } from "../channels/reply-context";
 
 type Finalize = Extract<Decision, { action: "finalize" }>;
 
@@ -54,7 +55,9 @@ async function endRun(deps: RunDeps, run: RunRecord, input: FinalizeInput, decis
   const attempts = await listAttempts(deps.db, run.runId);
   const last = attempts[attempts.length - 1];
   const finalText = decision.status === "ok" ? (last?.finalText ?? "") : "";
-  const shaped = shapeReply({ status: decision.status, finalText, error: decision.error, toolErrors: last?.toolErrors ?? [] });
+  // A channel conversation: messaging-tool dedupe and the verbose tool summaries (shared/channels/reply-context.ts).
+  const conversation = await channelReplyContext({ db: deps.db, channels: deps.config.channels }, run, attempts);
+  const shaped = shapeReply({ status: decision.status, finalText, error: decision.error, toolErrors: last?.toolErrors ?? [], ...conversation });
   // message_sending may rewrite or cancel the reply before it is stored and delivered.
   const { payloads, sentText } = await outboundReply(deps, run, shaped);
   const usage = attempts.reduce((sum, attempt) => addUsage(sum, attempt.usage), ZERO_USAGE);

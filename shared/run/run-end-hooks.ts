@@ -27,6 +27,8 @@ export async function outboundReply(deps: RunDeps, run: RunRecord, payloads: Rep
   const hooks = runHooks(deps);
   const replies = payloads.filter((payload) => !payload.isError);
   if (replies.length === 0) return { payloads };
+  // A channel reply has the hooks on each platform message it sends (shared/channels/outbound-hooks.ts), not here too.
+  if (run.channelTarget) return { payloads };
   const text = replies.map((payload) => payload.text).join("\n\n");
   if (!hooks.has("message_sending")) return { payloads, sentText: text };
   const decision = await runMessageSending(hooks, { runId: run.runId, sessionKey: run.sessionKey, text, channel: run.source });

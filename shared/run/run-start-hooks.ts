@@ -28,7 +28,8 @@ export async function runStartHooks(deps: RunDeps, run: RunRecord): Promise<RunS
   const hooks = runHooks(deps);
   const ref = { runId: run.runId, sessionKey: run.sessionKey };
   const prompt = run.ownMessage ?? run.message;
-  await runObservers(hooks, "message_received", { ...ref, text: prompt, channel: run.source });
+  // A channel message had its message_received at intake (shared/channels/accept.ts), steered or not.
+  if (!run.channelTarget) await runObservers(hooks, "message_received", { ...ref, text: prompt, channel: run.source });
   const model = await resolvedModel(deps, run, prompt);
   if (model.ended) return model;
   const verdict = await runFirstAnswer(hooks, "before_agent_run", { ...ref, prompt, model: model.model }, (r) => r.block === true);

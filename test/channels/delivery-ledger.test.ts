@@ -6,7 +6,7 @@ import { ChannelsConfigSchema } from "../../shared/config/channels-config";
 import { deliverChannelReply } from "../../shared/channels/deliver";
 import { readLedger } from "../../shared/channels/ledger";
 import { silentLog } from "../../shared/run/deps";
-import { FakeTelegramServer } from "../support/fake-telegram-server";
+import { FAKE_TELEGRAM_TOKEN, FakeTelegramServer } from "../support/fake-telegram-server";
 import { startTestDb, type TestDb } from "../support/local-db";
 
 let testDb: TestDb;
@@ -21,7 +21,7 @@ afterAll(async () => {
   await testDb?.close();
 });
 
-const channels = () => ChannelsConfigSchema.parse({ telegram: { accounts: { main: { botToken: "t", webhookSecret: "s", apiBaseUrl: telegram.baseUrl } } } });
+const channels = () => ChannelsConfigSchema.parse({ telegram: { accounts: { main: { botToken: FAKE_TELEGRAM_TOKEN, webhookSecret: "s", apiBaseUrl: telegram.baseUrl } } } });
 
 async function endedRun(runId: string, chatId: string, text: string): Promise<void> {
   const run: RunRecord = {

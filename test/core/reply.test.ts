@@ -32,3 +32,31 @@ describe("reply shaping", () => {
     expect(capText("short", 2000)).toEqual({ text: "short", truncated: false });
   });
 });
+
+describe("reply shaping on a chat conversation", () => {
+  const sent = ["📊 The report is ready:  revenue up 12%."];
+
+  it("drops a final answer that repeats what the messaging tool sent (normalized, either way round)", () => {
+    expect(shapeReply({ status: "ok", finalText: "the report is ready: revenue up 12%.", toolErrors: [], messagingTexts: sent })).toEqual([]);
+    expect(shapeReply({ status: "ok", finalText: "Report is ready", toolErrors: [], messagingTexts: sent })).toEqual([]);
+    expect(shapeReply({ status: "ok", finalText: "Anything else?", toolErrors: [], messagingTexts: sent })).toEqual([{ text: "Anything else?" }]);
+    // Too short to call a duplicate.
+    expect(shapeReply({ status: "ok", finalText: "Done.", toolErrors: [], messagingTexts: ["Done."] })).toEqual([{ text: "Done." }]);
+  });
+
+  it("gives no tool-error fallback when the messaging tool already sent something visible", () => {
+    const toolErrors = [{ toolName: "http_fetch", message: "Error: HTTP 500\nbody" }];
+    expect(shapeReply({ status: "ok", finalText: "", toolErrors, messagingTexts: sent })).toEqual([]);
+    expect(shapeReply({ status: "ok", finalText: "", toolErrors, messagingTexts: ["NO_REPLY"] })).toEqual([{ text: "⚠️ http_fetch failed", isError: true }]);
+  });
+
+  it("puts the verbose tool summary first and the error detail in the fallback", () => {
+    const tools = [{ name: "calculator", isError: false }, { name: "http_fetch", isError: true }];
+    expect(shapeReply({ status: "ok", finalText: "42", toolErrors: [], verbose: { tools } })).toEqual([
+      { text: "🛠️ calculator\n⚠️ http_fetch failed", toolSummary: true },
+      { text: "42" },
+    ]);
+    const toolErrors = [{ toolName: "http_fetch", message: "Error: HTTP 500\nbody" }];
+    expect(shapeReply({ status: "ok", finalText: "", toolErrors, verbose: { tools: [] } })).toEqual([{ text: "⚠️ http_fetch failed: HTTP 500", isError: true }]);
+  });
+});

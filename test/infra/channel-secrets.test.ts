@@ -29,12 +29,13 @@ describe("channel secrets in the template", () => {
     for (const value of Object.values(ENV)) expect(text).not.toContain(value);
   });
 
-  it("lets only rest-api, attempt and run-finalize read it, through CHANNEL_SECRETS_ARN", () => {
+  it("lets only rest-api, attempt, run-finalize and the sweeper read it, through CHANNEL_SECRETS_ARN", () => {
     const [[channelId]] = resourcesOfType(json, "AWS::SecretsManager::Secret").filter(([id]) => id.includes("ChannelSecrets"));
     const readers = FUNCTION_KEYS.filter((key) =>
       statementsFor(statementsOfFunction(json, key), "secretsmanager:").some((s) => JSON.stringify(resourcesOf(s)).includes(channelId)),
     );
-    expect(readers).toEqual(["rest-api", "attempt", "run-finalize"]);
+    // The sweeper ends dead runs and delivers their error reply to the channel (shared/sweeper/dead-runs.ts).
+    expect(readers).toEqual(["rest-api", "attempt", "run-finalize", "sweeper"]);
     for (const key of readers) {
       const env = (json.Resources?.[logicalIdOfFunction(json, key)].Properties?.Environment as { Variables: Record<string, unknown> }).Variables;
       expect(env.CHANNEL_SECRETS_ARN).toEqual({ Ref: channelId });

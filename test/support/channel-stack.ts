@@ -4,7 +4,7 @@ import { loadAgentConfig } from "../../shared/config/config";
 import { slackSignature, signStandardWebhook } from "../../shared/channels/signatures";
 import { FakeOpenAIServer } from "./fake-openai-server";
 import { FakeSlackServer } from "./fake-slack-server";
-import { FakeTelegramServer } from "./fake-telegram-server";
+import { FAKE_TELEGRAM_TOKEN, FakeTelegramServer } from "./fake-telegram-server";
 import { RecordingServer } from "./recording-server";
 
 export const TELEGRAM_SECRET = "tg-webhook-secret";
@@ -26,7 +26,15 @@ export interface ChannelStack {
  * a Telegram account and a Slack account pointed at the fake platforms, and
  * the `default` hook; loopback reply URLs allowed (as `npm start` does).
  */
-export async function startChannelStack(options: { editIntervalMs?: number } = {}): Promise<ChannelStack> {
+export interface ChannelStackOptions {
+  editIntervalMs?: number;
+  /** Plugins loaded into the functions (config `plugins`). */
+  plugins?: { path: string; config: Record<string, unknown> }[];
+  /** Also a Telegram account `verbose` (same bot, `verbose: true`) and a `default` one (the env-var id). */
+  moreAccounts?: boolean;
+}
+
+export async function startChannelStack(options: ChannelStackOptions = {}): Promise<ChannelStack> {
   const editIntervalMs = options.editIntervalMs ?? 0;
   const [oai, telegram, slack, receiver] = await Promise.all([
     FakeOpenAIServer.start(),
@@ -35,10 +43,13 @@ export async function startChannelStack(options: { editIntervalMs?: number } = {
     new RecordingServer(() => ({ status: 200, body: { ok: true } })).start(),
   ]);
   const base = loadAgentConfig({ OPENAI_API_KEY: "test", OPENAI_BASE_URL: oai.baseURL, MODEL: "openai/gpt-4o" });
+  const account = { botToken: FAKE_TELEGRAM_TOKEN, webhookSecret: TELEGRAM_SECRET, apiBaseUrl: telegram.baseUrl, botUsername: "runner_bot", editIntervalMs };
+  const more = options.moreAccounts ? { verbose: { ...account, verbose: true }, default: account } : {};
   const config = {
     ...base,
+    ...(options.plugins ? { plugins: options.plugins } : {}),
     channels: {
-      telegram: { accounts: { main: { botToken: "123:tg-token", webhookSecret: TELEGRAM_SECRET, apiBaseUrl: telegram.baseUrl, botUsername: "runner_bot", editIntervalMs } } },
+      telegram: { accounts: { main: account, ...more } },
       slack: { accounts: { main: { signingSecret: SLACK_SIGNING_SECRET, botToken: "xoxb-test", apiBaseUrl: slack.baseUrl, botUserId: BOT_USER_ID, editIntervalMs } } },
       hooks: { default: { secret: HOOK_SECRET } },
       allowPrivateReplyUrls: true,
