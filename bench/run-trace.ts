@@ -10,6 +10,8 @@ import { driveRun, openClient, startBenchStack } from "./harness";
 import { UsageRecorder } from "./recorder";
 import type { Shape } from "./shapes";
 import { consumedUnits } from "../shared/aws/metering";
+import { configuredMemory, costOfRun, scaleBreakdown, usagePerRun } from "./cost";
+import { PRICES } from "./prices";
 
 interface Traced { fn: string; op: string; table: string; key: string; units: number; failed: boolean }
 
@@ -75,6 +77,10 @@ async function main(): Promise<void> {
     console.log(`  DynamoDB: ${(ddb / runs).toFixed(1)} requests, ${(rru / runs).toFixed(1)} RRU, ${(wru / runs).toFixed(1)} WRU`);
     console.log(`  transitions ${(window.stateTransitions / runs).toFixed(1)}: ${JSON.stringify(window.transitionsByState)}`);
     console.log(`  lambda: ${JSON.stringify(window.lambda)}`);
+    // Priced like figure 3 (connection minutes left out: a few ms per run).
+    const usage = usagePerRun(window, runs, { inboundMessages: runs, connectionMinutes: 0 });
+    const per1000 = scaleBreakdown(costOfRun(usage, configuredMemory(), PRICES), 1000);
+    console.log(`  $ per 1000 runs: ${JSON.stringify(Object.fromEntries(Object.entries(per1000).map(([k, v]) => [k, Number(v.toFixed(5))])))}`);
     await Promise.all([warm, ...clients].map((c) => c.close()));
   } finally {
     await stack.close();
