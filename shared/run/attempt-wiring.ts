@@ -17,6 +17,7 @@ import type { ModelProvider } from "../providers/types";
 import type { Db } from "../aws/dynamo";
 import type { RunDeps } from "./deps";
 import { createApprovalGate } from "./approval-gate";
+import { clientToolDefinitions, withClientTools } from "./client-tool-gate";
 
 /**
  * The AWS side of one attempt: where its ports come from. The workspace from
@@ -76,7 +77,7 @@ export async function wireAttemptSession(deps: RunDeps, input: AttemptWiringInpu
     onWarning: (message, extra) => deps.log.warn(message, { runId: run.runId, ...extra }),
     context: config.context,
     maxToolResultChars: config.agent.maxToolResultChars,
-    tools: buildToolSurface({ config: config.tools, skills: workspace.skills, now: deps.db.now, extra: [...(deps.pluginTools ?? []), ...mcp.tools] }),
+    tools: buildToolSurface({ config: config.tools, skills: workspace.skills, now: deps.db.now, extra: [...clientToolDefinitions(run), ...(deps.pluginTools ?? []), ...mcp.tools] }),
     missingToolReason: mcpMissingToolReason(mcp),
     unavailableToolServers: mcp.unavailable,
     hooks,
@@ -101,7 +102,7 @@ export async function wireAttemptSession(deps: RunDeps, input: AttemptWiringInpu
     toolTimeoutMs: config.tools.timeoutSeconds * 1000,
     shouldYield: input.shouldYield,
     now: deps.db.now,
-    gate: createApprovalGate(deps.db, run, config.tools.requireApproval),
+    gate: withClientTools(deps.db, run, createApprovalGate(deps.db, run, config.tools.requireApproval)),
   };
 }
 
