@@ -1,5 +1,5 @@
 import { json, parseJsonBody, validate } from "../../shared/http/rest";
-import { ToolResultBodySchema } from "../../shared/protocol/client-tools";
+import { resultText, ToolResultBodySchema } from "../../shared/protocol/client-tools";
 import { resolveClientToolResult } from "../../shared/run/resolve-client-tool";
 import { requireOwnedRun } from "../../shared/tenancy/guard";
 import type { Route } from "./routes";
@@ -9,11 +9,11 @@ import type { Route } from "./routes";
  * client tool's result (docs/client-tools.md). 200; 404 unknown run (or
  * another tenant's); 409 `APPROVAL_CONFLICT` for a call the run does not wait
  * for (`unknown_tool_call`), already answered (`already_resolved`) or past its
- * deadline (`expired`).
+ * deadline (`expired`), or when the run has ended (`run_ended`).
  */
 export const postToolResult: Route = async (deps, { event, params, caller }) => {
   const body = validate(ToolResultBodySchema, parseJsonBody(event));
-  await requireOwnedRun(deps.db, caller, params.runId);
-  const resolved = await resolveClientToolResult(deps, params.runId, body.toolCallId, body.result, body.isError ?? false);
+  const run = await requireOwnedRun(deps.db, caller, params.runId);
+  const resolved = await resolveClientToolResult(deps, run, body.toolCallId, resultText(body.result), body.isError ?? false);
   return json(200, { ok: true, runId: resolved.runId, toolCallId: resolved.toolCallId });
 };

@@ -41,15 +41,17 @@ export const ClientToolsSchema = z
 export const ClientToolTimeoutSchema = z.number().int().min(1).max(MAX_CLIENT_TOOL_TIMEOUT_SECONDS);
 export { DEFAULT_CLIENT_TOOL_TIMEOUT_SECONDS };
 
-/** A result is text for the model; any other JSON value is sent as its JSON text. */
+/** A result is text for the model; any other JSON value is sent as its JSON text (resultText). */
 const ResultSchema = z
-  .unknown()
-  .refine((value) => value !== undefined, { message: "result is required" })
-  .transform((value) => (typeof value === "string" ? value : JSON.stringify(value)))
-  .refine((text) => Buffer.byteLength(text, "utf8") <= MAX_CLIENT_TOOL_RESULT_BYTES, {
+  .json()
+  .refine((value) => Buffer.byteLength(resultText(value), "utf8") <= MAX_CLIENT_TOOL_RESULT_BYTES, {
     message: `result exceeds ${MAX_CLIENT_TOOL_RESULT_BYTES} bytes`,
     params: { code: "PAYLOAD_TOO_LARGE" },
   });
+
+export function resultText(value: unknown): string {
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
 
 /** REST body of `POST /v1/runs/{runId}/tool-results`. */
 export const ToolResultBodySchema = z

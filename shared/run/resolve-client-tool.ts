@@ -1,5 +1,6 @@
 import { getExternalInput, resolveExternalInput } from "../aws/external-inputs";
-import type { ExternalInput } from "../core/external-input";
+import { resolveRefusal, type ExternalInput } from "../core/external-input";
+import { TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
 import { ApiError } from "../protocol/errors";
 import type { RunDeps } from "./deps";
 
@@ -21,7 +22,15 @@ export interface ClientToolResolved {
  * wake heals on the client's retry. A tool call id the run never paused for
  * is 409 `unknown_tool_call` (the run itself is checked by the caller: 404).
  */
-export async function resolveClientToolResult(deps: RunDeps, runId: string, toolCallId: string, result: string, isError = false): Promise<ClientToolResolved> {
+export async function resolveClientToolResult(deps: RunDeps, run: Pick<RunRecord, "runId" | "status">, toolCallId: string, result: string, isError = false): Promise<ClientToolResolved> {
+  const { runId } = run;
+  // An ended run takes no more answers; the call's own state says why when it has one (expired, answered).
+  if (TERMINAL_STATUSES.has(run.status)) {
+    const input = await getExternalInput(deps.db, runId, toolCallId);
+    const refusal = input ? resolveRefusal(input, "client_tool", deps.db.now()) : undefined;
+    if (refusal) throw new ApiError("APPROVAL_CONFLICT", refusal.message, { reason: refusal.code });
+    throw new ApiError("APPROVAL_CONFLICT", `Run ${runId} has ended (${run.status}).`, { reason: "run_ended" });
+  }
   const resolved = await resolveExternalInput(deps.db, runId, toolCallId, "client_tool", { result, isError });
   if (!resolved.ok) {
     const { code, message } = resolved.refusal;

@@ -218,7 +218,7 @@ describe("APIs", () => {
     expect(WS_METHOD_ROUTES).toEqual([
       "connect", "agent", "agent.wait", "sessions.subscribe", "sessions.unsubscribe",
       "sessions.list", "sessions.history", "runs.abort", "events.replay", "agents.list", "chat.abort",
-      "plugin.approval.resolve", "exec.approval.resolve",
+      "plugin.approval.resolve", "exec.approval.resolve", "tools.result",
     ]);
     // Two integrations of the same function: synchronous for $connect/$disconnect, asynchronous for methods.
     template.resourceCountIs("AWS::ApiGatewayV2::Integration", 2);

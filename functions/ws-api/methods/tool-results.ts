@@ -1,7 +1,7 @@
 import { getRun } from "../../../shared/aws/runs";
 import { validate } from "../../../shared/http/rest";
 import { ApiError } from "../../../shared/protocol/errors";
-import { ToolResultParamsSchema } from "../../../shared/protocol/client-tools";
+import { resultText, ToolResultParamsSchema } from "../../../shared/protocol/client-tools";
 import { resolveClientToolResult } from "../../../shared/run/resolve-client-tool";
 import { requireOwnedRun } from "../../../shared/tenancy/guard";
 import type { Method } from "./types";
@@ -15,8 +15,8 @@ import type { Method } from "./types";
 export const toolsResultMethod: Method = async (deps, { params, caller }) => {
   const { runId, toolCallId, result, isError } = validate(ToolResultParamsSchema, params);
   // Another tenant's run is as unknown as a made-up one.
-  if (caller) await requireOwnedRun(deps.db, caller, runId);
-  else if (!(await getRun(deps.db, runId))) throw new ApiError("NOT_FOUND", `run ${runId} not found`);
-  const resolved = await resolveClientToolResult(deps, runId, toolCallId, result, isError ?? false);
+  const run = caller ? await requireOwnedRun(deps.db, caller, runId) : await getRun(deps.db, runId);
+  if (!run) throw new ApiError("NOT_FOUND", `run ${runId} not found`);
+  const resolved = await resolveClientToolResult(deps, run, toolCallId, resultText(result), isError ?? false);
   return { ok: true, runId: resolved.runId, toolCallId: resolved.toolCallId };
 };
