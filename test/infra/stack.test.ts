@@ -180,7 +180,7 @@ describe("functions", () => {
     });
   });
 
-  it.each(["rest-api", "ws-api", "decide"] as const)("%s may answer the run machine's task tokens (SendTaskSuccess on the machine)", (key) => {
+  it.each(["rest-api", "ws-api", "decide", "openai-api"] as const)("%s may answer the run machine's task tokens (SendTaskSuccess on the machine)", (key) => {
     const statement = statementsFor(statementsOfFunction(json, key), "states:").find((s) => actionsOf(s).includes("states:SendTaskSuccess"));
     expect(statement).toBeDefined();
     expect(actionsOf(statement!)).toEqual(["states:SendTaskSuccess"]);
