@@ -173,6 +173,9 @@ export const FUNCTION_SPECS: Readonly<Record<FunctionKey, FunctionSpec>> = {
     dynamodb: READ_WRITE_DELETE,
     intake: true,
     wsManagement: ["POST"],
+    // Client tools (docs/openai-api.md): the next request's results wake the paused run, and one that
+    // does not answer them aborts it, which wakes it too. (It only ever aborts paused runs: no lane hand-on.)
+    states: ["SendTaskSuccess"],
   }),
   // REST REQUEST authorizer and WebSocket $connect authorizer: one GetItem per uncached key.
   authorizer: spec("authorizer", { timeoutSeconds: 10, memoryMb: 256, dynamodb: ["GetItem"], authToken: true, reservedConcurrency: RESERVED_CONCURRENCY.authorizer }),

@@ -47,6 +47,8 @@ export const WS_METHOD_ROUTES = [
   // OpenClaw's approval resolve methods (docs/approvals.md).
   "plugin.approval.resolve",
   "exec.approval.resolve",
+  // A client tool's result (docs/client-tools.md).
+  "tools.result",
 ] as const;
 
 export type WsMethodRoute = (typeof WS_METHOD_ROUTES)[number];

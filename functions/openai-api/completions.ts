@@ -20,7 +20,9 @@ import { ChatStreamEncoder, ResponsesStreamEncoder } from "../../shared/openai/s
 import type { AppDeps } from "../../shared/runtime/app-deps";
 import { randomUUID } from "node:crypto";
 import { sendJson, SSE_HEADERS, type ResponseSink } from "./http";
-import { assertToolsSupported, type ToolSpec } from "./tools";
+import { clientToolsOf, type ToolSpec } from "./tools";
+import { resumeWithToolResults } from "../../shared/openai/client-tool-turn";
+import { abortRun } from "../../shared/run/abort";
 
 /** API Gateway's REST integration limit is 29 s: by default a buffered answer comes before it. */
 export const REST_WINDOW_MS = 25_000;
@@ -59,6 +61,8 @@ interface Flavor {
   tools: ToolSpec;
   /** Responses `previous_response_id`: continue that run's session. */
   previousResponseId?: string;
+  /** The next request can find a one-off session by itself (Responses: `previous_response_id`). */
+  resumableBySelf: boolean;
   idOf(runId: string): string;
   /** Relative to the request URL: `completions/<id>` from `/v1/chat/completions`. */
   location(runId: string): string;
@@ -70,6 +74,7 @@ interface Flavor {
 export function chatFlavor(body: ChatCompletionRequest): Flavor {
   return {
     prefix: "openai",
+    resumableBySelf: false,
     model: body.model,
     user: body.user,
     stream: body.stream === true,
@@ -87,6 +92,7 @@ export function responsesFlavor(body: ResponsesRequest): Flavor {
   const functionTools = (body.tools ?? []).flatMap((t) => ((t as { type: string }).type === "function" ? [t as { name: string; description?: string | null; parameters?: Record<string, unknown> | null }] : []));
   return {
     prefix: "openresponses",
+    resumableBySelf: true,
     model: body.model,
     user: body.user,
     ...(body.previous_response_id ? { previousResponseId: body.previous_response_id } : {}),
@@ -128,27 +134,37 @@ export async function runCompletion(deps: AppDeps, flavor: Flavor, input: Reques
   if (sessionHeader !== undefined) validate(SessionKeySchema, sessionHeader.trim());
   const session = sessionFor({ agentId, prefix: flavor.prefix, headerValue: sessionHeader, user: flavor.user, freshId: randomUUID() });
   const prompt = buildAgentPrompt(flavor.conversation, session.stable);
-  if (!prompt.message.trim()) throw new ApiError("INVALID_REQUEST", "Missing user message in the request.", { param: flavor.prefix === "openai" ? "messages" : "input" });
-  assertToolsSupported(flavor.tools);
-  const extraSystemPrompt = prompt.extraSystemPrompt;
+  const clientTools = clientToolsOf(flavor.tools);
+  // Results for the client tool calls a paused run of this session waits for: that run continues.
+  const resumed = session.stable ? await resumeWithToolResults(deps, session.sessionKey, flavor.conversation.entries, input.caller) : undefined;
+  if (!resumed && !prompt.message.trim()) throw new ApiError("INVALID_REQUEST", "Missing user message in the request.", { param: flavor.prefix === "openai" ? "messages" : "input" });
   const idempotencyKey = header(event, "idempotency-key");
   const model = modelOverrideFor(flavor.model);
-  const accepted = await startOpenAIRun(deps, {
-    sessionKey: session.sessionKey,
-    message: prompt.message,
-    extraSystemPrompt,
-    model,
-    ...(idempotencyKey ? { idempotencyKey } : {}),
-    ...(input.caller ? { caller: input.caller } : {}),
-  });
+  const accepted =
+    resumed ??
+    (await startOpenAIRun(deps, {
+      sessionKey: session.sessionKey,
+      message: prompt.message,
+      extraSystemPrompt: prompt.extraSystemPrompt,
+      model,
+      ...(clientTools ? { clientTools } : {}),
+      ...(idempotencyKey ? { idempotencyKey } : {}),
+      ...(input.caller ? { caller: input.caller } : {}),
+    }));
+  const afterSeq = resumed?.afterSeq ?? 0;
+  // Client tool calls on a session nobody can come back to: the paused run would only wait for its deadline.
+  const endIfUnresumable = async (outcome: RunOutcome) => {
+    if (outcome.pendingToolCalls.length > 0 && !session.stable && !flavor.resumableBySelf) await abortRun(deps, accepted.runId, "client tool calls on a one-off session");
+  };
   const runHeaders = { "x-openclaw-run-id": accepted.runId, "x-openclaw-session-key": accepted.sessionKey };
-  if (flavor.stream) return streamRun(deps, flavor, accepted, context, sink, runHeaders);
+  if (flavor.stream) return streamRun(deps, flavor, { ...accepted, afterSeq }, context, sink, runHeaders, endIfUnresumable);
   const windowMs = Math.min(preferredWaitMs(event) ?? REST_WINDOW_MS, MAX_PREFERRED_WAIT_MS, Math.max(0, context.getRemainingTimeInMillis() - 2_000));
-  const outcome = await followRun(deps.db, accepted.runId, { deadlineMs: deps.db.now() + windowMs });
+  const outcome = await followRun(deps.db, accepted.runId, { deadlineMs: deps.db.now() + windowMs, afterSeq });
   if (outcome.status === "running") {
     const location = flavor.location(accepted.runId);
     return sendJson(sink, 202, flavor.pending(accepted.runId, accepted.acceptedAt, location), { ...runHeaders, location, "retry-after": "2" });
   }
+  await endIfUnresumable(outcome);
   const { status, body } = flavor.answer(outcome);
   return sendJson(sink, status, body, { ...runHeaders, ...(status >= 500 ? { "x-should-retry": "false" } : {}) });
 }
@@ -168,7 +184,15 @@ export function preferredWaitMs(event: APIGatewayProxyEvent): number | undefined
   return match ? Number(match[1]) * 1000 : undefined;
 }
 
-async function streamRun(deps: AppDeps, flavor: Flavor, accepted: { runId: string; acceptedAt: number }, context: Context, sink: ResponseSink, headers: Record<string, string>): Promise<void> {
+async function streamRun(
+  deps: AppDeps,
+  flavor: Flavor,
+  accepted: { runId: string; acceptedAt: number; afterSeq: number },
+  context: Context,
+  sink: ResponseSink,
+  headers: Record<string, string>,
+  beforeFinish: (outcome: RunOutcome) => Promise<void>,
+): Promise<void> {
   const encoder = flavor.encoder(accepted.runId, accepted.acceptedAt);
   sink.start(200, { ...SSE_HEADERS, ...headers });
   sink.write(encoder.start());
@@ -176,6 +200,7 @@ async function streamRun(deps: AppDeps, flavor: Flavor, accepted: { runId: strin
   const deadlineMs = deps.db.now() + Math.max(0, context.getRemainingTimeInMillis() - STREAM_MARGIN_MS);
   const outcome = await followRun(deps.db, accepted.runId, {
     deadlineMs,
+    afterSeq: accepted.afterSeq,
     onEvent: (event) => {
       const text = encoder.onEvent(event);
       if (text) {
@@ -193,6 +218,7 @@ async function streamRun(deps: AppDeps, flavor: Flavor, accepted: { runId: strin
     // The function's time is up but the run goes on: say where to find its end.
     sink.write(`data: ${JSON.stringify({ error: { message: `the stream window ended; the run continues, poll ${flavor.location(accepted.runId)}`, type: "server_error", param: null, code: "stream_window_ended" } })}\n\ndata: [DONE]\n\n`);
   } else {
+    await beforeFinish(outcome);
     sink.write(encoder.finish(outcome));
   }
   await sink.end();

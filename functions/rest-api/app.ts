@@ -10,6 +10,7 @@ import { getRunTrace, getSessions } from "./console-routes";
 import { admitRestCaller } from "./caller";
 import { CHANNEL_ROUTES } from "./channel-routes";
 import { postApproval } from "./approvals";
+import { postToolResult } from "./tool-results";
 import { getHistory, getRunEvents, getRunRoute, postAbort, postAgent, postWait, type PublicRoute, type Route } from "./routes";
 // The checked-in OpenAPI document (npm run docs:api), bundled with the function.
 import openApiDocument from "../../docs/openapi.json";
@@ -27,6 +28,7 @@ const ROUTES: RouteEntry[] = [
   { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/events$/, route: getRunEvents, scope: "operator.read" },
   { method: "POST", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/abort$/, route: postAbort, scope: "operator.write" },
   { method: "POST", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/approvals\/(?<approvalId>[^/]+)$/, route: postApproval, scope: "operator.approvals" },
+  { method: "POST", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/tool-results$/, route: postToolResult, scope: "operator.write" },
   { method: "GET", pattern: /^\/v1\/sessions\/(?<sessionKey>[^/]+)\/history$/, route: getHistory, scope: "operator.read" },
   // Read-only, for the web console (console-routes.ts).
   { method: "GET", pattern: /^\/v1\/sessions$/, route: getSessions, scope: "operator.read" },

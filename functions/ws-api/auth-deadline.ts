@@ -45,6 +45,7 @@ export const METHOD_SCOPES: Readonly<Record<string, Scope>> = {
   "events.replay": "operator.read",
   "plugin.approval.resolve": "operator.approvals",
   "exec.approval.resolve": "operator.approvals",
+  "tools.result": "operator.write",
 };
 
 export function scopeOfMethod(method: string): Scope {

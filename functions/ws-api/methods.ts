@@ -1,6 +1,7 @@
 import { agentMethod, agentsListMethod, agentWaitMethod } from "./methods/agent";
 import { approvalResolveMethod } from "./methods/approvals";
 import { connectMethod } from "./methods/connect";
+import { toolsResultMethod } from "./methods/tool-results";
 import { chatAbortMethod, eventsReplayMethod, runsAbortMethod } from "./methods/runs";
 import { sessionsHistoryMethod, sessionsListMethod, sessionsSubscribeMethod, sessionsUnsubscribeMethod } from "./methods/sessions";
 import type { Method } from "./methods/types";
@@ -23,6 +24,8 @@ export const AUTHENTICATED_METHODS: Record<string, Method> = {
   // OpenClaw's approval resolve methods (docs/approvals.md).
   "plugin.approval.resolve": approvalResolveMethod,
   "exec.approval.resolve": approvalResolveMethod,
+  // A client tool's result (docs/client-tools.md).
+  "tools.result": toolsResultMethod,
 };
 
 /** Everything `connect` announces in `hello-ok.features.methods`. */

@@ -4,6 +4,7 @@
  * answer (./rest-schemas.ts). `npm run docs:api` writes docs/openapi.json;
  * test/docs/api-documents.test.ts fails when the checked-in file is stale.
  */
+import { ToolResultBodySchema } from "../../shared/protocol/client-tools";
 import { APPROVAL_DECISIONS } from "../../shared/core/external-input";
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from "@asteasolutions/zod-to-openapi";
 import { z } from "zod";
@@ -11,6 +12,11 @@ import { AbortBodySchema, EventsQuerySchema } from "../../functions/rest-api/rou
 import { AgentRequestSchema, SessionKeySchema, WaitRequestSchema } from "../../shared/protocol/agent-request";
 import { SERVER_VERSION } from "../../shared/protocol/frames";
 import { ChatCompletionRequestSchema, ResponsesRequestSchema } from "../../shared/openai/request";
+
+/** `result` is any JSON value (z.json() is recursive, which the generator cannot follow): text, or JSON sent as its JSON text. */
+const ToolResultBodyDoc = ToolResultBodySchema.extend({
+  result: z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(z.unknown()), z.record(z.string(), z.unknown())]),
+});
 import * as R from "./rest-schemas";
 
 // Named components: zod 4's `.meta({ id })`, created once per process (ids are global).
@@ -88,6 +94,16 @@ export function buildOpenApiDocument() {
       ...errors,
       404: json(Named.ApiError, "Unknown run or approval"),
       409: json(Named.ApiError, "Already resolved, or past its deadline (`APPROVAL_CONFLICT`)"),
+    },
+  });
+  registry.registerPath({
+    method: "post", path: "/v1/runs/{runId}/tool-results", operationId: "postToolResult", summary: "A client tool's result: the paused run continues with it (docs/client-tools.md)", security,
+    request: { params: runId, body: { content: { "application/json": { schema: ToolResultBodyDoc } } } },
+    responses: {
+      200: json(z.object({ ok: z.literal(true), runId: z.string(), toolCallId: z.string() }), "Stored: the run wakes up"),
+      ...errors,
+      404: json(Named.ApiError, "Unknown run (or another tenant's)"),
+      409: json(Named.ApiError, "Not waiting for this call, already answered, past its deadline, or the run ended (`APPROVAL_CONFLICT`, `details.reason`)"),
     },
   });
   registry.registerPath({

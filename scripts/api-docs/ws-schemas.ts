@@ -6,6 +6,7 @@
  * when they are stale.
  */
 import { ApprovalResolveParamsSchema } from "../../shared/protocol/approval-frames";
+import { ToolResultParamsSchema } from "../../shared/protocol/client-tools";
 import { z } from "zod";
 import { WaitParamsSchema } from "../../functions/ws-api/methods/agent";
 import { ConnectParamsSchema } from "../../functions/ws-api/methods/connect";
@@ -33,6 +34,7 @@ export const WS_REQUESTS: Record<string, z.ZodType> = {
   "events.replay": request("events.replay", ReplayParamsSchema),
   "plugin.approval.resolve": request("plugin.approval.resolve", ApprovalResolveParamsSchema),
   "exec.approval.resolve": request("exec.approval.resolve", ApprovalResolveParamsSchema),
+  "tools.result": request("tools.result", ToolResultParamsSchema),
 };
 
 const ErrorSchema = z.object({ code: z.enum(ERROR_CODES), message: z.string(), details: z.record(z.string(), z.unknown()).optional() });

@@ -225,6 +225,7 @@ class AttemptRun {
     const mutating = calls.some((call) => this.params.tools.get(call.name.trim())?.mutating);
     if (mutating && !fromLedger) await this.ledger.savePendingTurn(message);
     const results: ToolResultMessage[] = [];
+    const ranHere: ToolCallOutcome[] = [];
     let steered = false;
     for (const call of calls) {
       // A steering message waits: calls not started yet are skipped (a running one finishes).
@@ -233,17 +234,32 @@ class AttemptRun {
         results.push(this.skipTool(call));
         continue;
       }
-      const outcome = await this.runTool(call);
+      const outcome = await this.runTool(call, fromLedger);
       if (outcome.paused) {
         if (!mutating && !fromLedger) await this.ledger.savePendingTurn(message);
+        await this.recordBeforePause(ranHere);
         return { kind: "paused", ...outcome.paused };
       }
+      if (outcome.executed && !outcome.meta.mutating) ranHere.push(outcome);
       results.push(outcome.result);
     }
     await this.params.commitTurn([message, ...results]);
     this.messages.push(message, ...results);
     if (mutating || fromLedger) await this.ledger.clearPendingTurn();
     return undefined;
+  }
+
+  /**
+   * The turn pauses after these calls ran: their results go into the ledger
+   * (only mutating calls are recorded otherwise), so the attempt that finishes
+   * the turn replays them instead of running them again.
+   */
+  private async recordBeforePause(ran: readonly ToolCallOutcome[]): Promise<void> {
+    for (const outcome of ran) {
+      if (await this.ledger.markStarted(outcome.meta.toolCallId, outcome.meta.name)) {
+        await this.ledger.markCompleted(outcome.meta.toolCallId, { content: outcome.result.content, isError: outcome.result.isError });
+      }
+    }
   }
 
   private skipTool(call: ToolCallBlock): ToolResultMessage {
@@ -253,9 +269,11 @@ class AttemptRun {
     return result;
   }
 
-  private async runTool(call: ToolCallBlock): Promise<ToolCallOutcome> {
+  /** `resuming`: the turn comes from the ledger, where calls that ran before a pause are recorded. */
+  private async runTool(call: ToolCallBlock, resuming = false): Promise<ToolCallOutcome> {
     const { sink, toolContext } = this.params;
-    sink.toolStart(call);
+    // A client tool's start event goes out when the run has paused for it (the client answers that event).
+    if (!this.params.tools.get(call.name.trim())?.client) sink.toolStart(call);
     const outcome = await runToolCall(call, {
       tools: this.params.tools,
       hooks: this.hooks,
@@ -266,6 +284,7 @@ class AttemptRun {
       now: this.params.now ?? Date.now,
       missingToolReason: this.params.missingToolReason,
       gate: this.params.gate,
+      replayRecorded: resuming,
     });
     if (outcome.paused) return outcome;
     this.recorder.tool(outcome);

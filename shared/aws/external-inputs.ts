@@ -3,6 +3,7 @@ import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { ExternalInputSchema, resolveRefusal, type ExternalInput, type ExternalInputKind, type ResolveRefusal } from "../core/external-input";
 import { conditionally, isConditionFailure, type Db } from "./dynamo";
 import { keys } from "./keys";
+import { queryItems } from "./query-pages";
 
 /**
  * The external inputs a run waits for (shared/core/external-input.ts), one
@@ -105,6 +106,22 @@ export async function resolveExternalInput(db: Db, runId: string, inputId: strin
     if (!existing) return { ok: false, refusal: { code: "not_found", message: `No pending input ${inputId} for run ${runId}.` } };
     return { ok: false, refusal: resolveRefusal(existing, kind, now) ?? { code: "already_resolved", message: `${inputId} was already resolved.` } };
   }
+}
+
+/**
+ * The inputs of a run still waiting for an answer (strongly consistent): what
+ * an abort wakes, and which client tool calls an OpenAI-API caller is asked to run.
+ */
+export async function pendingInputsOf(db: Db, runId: string): Promise<ExternalInput[]> {
+  const prefix = keys.externalInput(runId, "");
+  const items = await queryItems(db, {
+    KeyConditionExpression: "pk = :pk AND begins_with(sk, :sk)",
+    FilterExpression: "#status = :pending",
+    ExpressionAttributeNames: { "#status": "status" },
+    ExpressionAttributeValues: { ":pk": prefix.pk, ":sk": prefix.sk, ":pending": "pending" },
+    ConsistentRead: true,
+  });
+  return items.map((item) => ExternalInputSchema.parse(strip(item)));
 }
 
 /** `allow-always`: later calls of this tool in this session need no approval. */

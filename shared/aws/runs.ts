@@ -73,6 +73,9 @@ export const RunRecordSchema = z.object({
   /** Per-run overrides from the request (OpenClaw `agent` params). */
   thinking: z.string().optional(),
   extraSystemPrompt: z.string().optional(),
+  /** Tools the caller runs itself (docs/client-tools.md); a call pauses the run for the client's result. */
+  clientTools: z.array(z.object({ name: z.string(), description: z.string(), parameters: z.record(z.string(), z.unknown()) })).optional(),
+  clientToolTimeoutSeconds: z.number().int().positive().optional(),
   /** The caller asked for the `thinking` event stream. */
   streamThinking: z.boolean().optional(),
   /** How the message waits in its session lane (shared/core/lanes.ts); absent on records older than lanes. */

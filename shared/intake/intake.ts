@@ -17,6 +17,7 @@ import { replyToRequester } from "../events/final-response";
 import { joinLane, QUEUE_FULL_ERROR } from "./admission";
 import { saveSessionQueue } from "./session-queue";
 import type { Caller } from "../core/access";
+import { refuseClientToolCollisions } from "./client-tool-names";
 import { ownedSessionOrNone, owns, requireModelAllowed, tenantIdempotencyKey } from "../tenancy/guard";
 
 export interface IntakeDeps {
@@ -29,6 +30,8 @@ export interface IntakeDeps {
   pusher?: FramePusher;
   log?: Log;
   runtime?: { webSocketManagementEndpoint?: string };
+  /** Tools registered by plugins: a client tool may not take their names. */
+  pluginTools?: readonly { name: string }[];
 }
 
 /** What the caller learns about its message (seed 001 "Puesta en cola"; issue 6). */
@@ -80,6 +83,7 @@ export interface AcceptOptions {
 export async function acceptRun(deps: IntakeDeps, request: AgentRequest, source: RunRecord["source"], options: AcceptOptions = {}): Promise<AcceptedRun> {
   const { caller } = options;
   requireModelAllowed(caller, request.model ?? deps.config.model);
+  if (request.clientTools) refuseClientToolCollisions(request.clientTools, deps);
   const dedupeKey = dedupeKeyOf(request);
   const runId = dedupeKey ? runIdForIdempotencyKey(tenantIdempotencyKey(caller, dedupeKey)) : newRunId();
   const requestHash = hashRequest(request);
@@ -170,6 +174,8 @@ function newRunRecord(deps: IntakeDeps, request: AgentRequest, fields: NewRun): 
     ...(request.thinking ? { thinking: request.thinking } : {}),
     ...(request.extraSystemPrompt ? { extraSystemPrompt: request.extraSystemPrompt } : {}),
     ...(request.streamThinking ? { streamThinking: true } : {}),
+    ...(request.clientTools ? { clientTools: request.clientTools } : {}),
+    ...(request.clientToolTimeoutSeconds ? { clientToolTimeoutSeconds: request.clientToolTimeoutSeconds } : {}),
   };
 }
 
@@ -238,7 +244,10 @@ function hashRequest(request: AgentRequest): string {
   const base: unknown[] = [request.sessionKey, request.message, request.model ?? null, request.timeoutSeconds ?? null];
   // Lane options only join the hash when given, so requests without them hash as before.
   const lane = [request.queue ?? null, request.channel ?? null, request.trigger ?? null];
-  return sha256Hex(JSON.stringify(lane.every((v) => v === null) ? base : [...base, ...lane]));
+  const hashed = lane.every((v) => v === null) ? base : [...base, ...lane];
+  // Client tools join the hash only when given, so requests without them hash as before.
+  const tools = request.clientTools ? [request.clientTools, request.clientToolTimeoutSeconds ?? null] : [];
+  return sha256Hex(JSON.stringify(tools.length > 0 ? [...hashed, ...tools] : hashed));
 }
 
 /** The run's budget: the request's timeout bounded by the configured one (0 = unlimited). */

@@ -7,6 +7,7 @@ import type { Caller } from "../core/access";
 import { readEvents, type RunEvent } from "../aws/event-log";
 import { getRun, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
 import type { Db } from "../aws/dynamo";
+import { pendingInputsOf } from "../aws/external-inputs";
 import { ZERO_USAGE, type Usage } from "../core/messages";
 import { acceptRun, type AcceptedRun, type IntakeDeps } from "../intake/intake";
 import { sessionBusy } from "../intake/answer";
@@ -16,6 +17,8 @@ import type { PendingToolCall, RunOutcome } from "./objects";
 
 export interface OpenAIRunInput {
   sessionKey: string;
+  /** The request's function tools (docs/openai-api.md "Client tools"). */
+  clientTools?: { name: string; description: string; parameters: Record<string, unknown> }[];
   message: string;
   extraSystemPrompt?: string;
   model?: string;
@@ -36,6 +39,7 @@ export async function startOpenAIRun(deps: IntakeDeps, input: OpenAIRunInput): P
     ...(input.extraSystemPrompt ? { extraSystemPrompt: input.extraSystemPrompt } : {}),
     ...(input.model ? { model: input.model } : {}),
     ...(input.idempotencyKey ? { idempotencyKey: input.idempotencyKey } : {}),
+    ...(input.clientTools && input.clientTools.length > 0 ? { clientTools: input.clientTools } : {}),
   });
   const accepted = await acceptRun(deps, request, "rest", input.caller ? { caller: input.caller } : {});
   if (accepted.status === "rejected") throw sessionBusy(accepted);
@@ -80,7 +84,22 @@ function pendingToolCallsOf(value: unknown): PendingToolCall[] {
 
 export async function readOutcome(db: Db, runId: string): Promise<RunOutcome | undefined> {
   const run = await getRun(db, runId);
-  return run ? outcomeOf(run) : undefined;
+  if (!run) return undefined;
+  return (await outcomeIfWaitingForClient(db, run)) ?? outcomeOf(run);
+}
+
+/**
+ * A run paused for client tool calls has answered this request: the calls
+ * go back as `tool_calls` / `function_call` items (finish_reason
+ * `tool_calls`), and the caller's next request with their results resumes
+ * the same run (shared/openai/client-tool-turn.ts; docs/openai-api.md).
+ */
+export async function outcomeIfWaitingForClient(db: Db, run: RunRecord): Promise<RunOutcome | undefined> {
+  if (run.status !== "paused") return undefined;
+  const calls: PendingToolCall[] = (await pendingInputsOf(db, run.runId))
+    .filter((input) => input.kind === "client_tool")
+    .map((input) => ({ id: input.toolCallId, name: input.toolName, arguments: JSON.stringify(input.args) }));
+  return calls.length > 0 ? { ...outcomeOf(run), status: "ok", pendingToolCalls: calls } : undefined;
 }
 
 export interface FollowOptions {
@@ -90,6 +109,8 @@ export interface FollowOptions {
   /** Called while nothing happens, so a stream can keep its connection alive. */
   onIdle?: () => void | Promise<void>;
   signal?: AbortSignal;
+  /** Follow from after this event (a resumed run: only what follows the pause). */
+  afterSeq?: number;
 }
 
 const POLL_MIN_MS = 50;
@@ -97,12 +118,12 @@ const POLL_MAX_MS = 500;
 
 /**
  * Follows the run's event log (in `seq` order) until the run record is
- * terminal, then gives its outcome; at the deadline, the outcome so far
- * (`running`). Every event is in the log before it is sent anywhere, so
+ * terminal (or paused for client tool calls: they are the answer), then
+ * gives its outcome; at the deadline, the outcome so far (`running`). Every event is in the log before it is sent anywhere, so
  * reading the log misses nothing.
  */
 export async function followRun(db: Db, runId: string, options: FollowOptions): Promise<RunOutcome> {
-  let afterSeq = 0;
+  let afterSeq = options.afterSeq ?? 0;
   for (let delay = POLL_MIN_MS; ; ) {
     const events = await readEvents(db, runId, afterSeq);
     for (const event of events) {
@@ -119,6 +140,8 @@ export async function followRun(db: Db, runId: string, options: FollowOptions): 
       }
       return outcomeOf(run);
     }
+    const waiting = await outcomeIfWaitingForClient(db, run);
+    if (waiting) return waiting;
     const left = options.deadlineMs - db.now();
     if (left <= 0 || options.signal?.aborted) return outcomeOf(run);
     delay = events.length > 0 ? POLL_MIN_MS : Math.min(delay * 2, POLL_MAX_MS);

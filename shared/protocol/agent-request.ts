@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { QueueOverridesSchema, TRIGGERS } from "../core/queue-settings";
+import { ClientToolsSchema, ClientToolTimeoutSchema } from "./client-tools";
 
 /** SQS caps a message at 256 KiB; a user message never gets near a point where it could not be queued. */
 export const MAX_MESSAGE_BYTES = 256 * 1024;
@@ -54,6 +55,10 @@ export const AgentRequestSchema = z
     channel: z.string().min(1).max(64).optional(),
     /** What started the run: user/manual run before webhook, before cron/heartbeat/memory (lane priority). */
     trigger: z.enum(TRIGGERS).optional(),
+    /** Tools the caller runs itself: a call pauses the run until `tool-results` answers (docs/client-tools.md). */
+    clientTools: ClientToolsSchema.optional(),
+    /** How long a client tool call waits for its result (default 300 s): then `Client tool timed out`. */
+    clientToolTimeoutSeconds: ClientToolTimeoutSchema.optional(),
   })
   .strict();
 export type AgentRequest = z.infer<typeof AgentRequestSchema>;

@@ -39,6 +39,9 @@ export const WsAgentParamsSchema = z
     /** Lanes (issue 6): queue mode and options for a busy session; what started the run. */
     queue: AgentRequestSchema.shape.queue,
     trigger: AgentRequestSchema.shape.trigger,
+    /** Client tools (docs/client-tools.md). */
+    clientTools: AgentRequestSchema.shape.clientTools,
+    clientToolTimeoutSeconds: AgentRequestSchema.shape.clientToolTimeoutSeconds,
   })
   .strict();
 export type WsAgentParams = z.infer<typeof WsAgentParamsSchema>;
@@ -74,6 +77,8 @@ export function toAgentRequest(params: WsAgentParams): AgentRequest {
     ...(params.queue ? { queue: params.queue } : {}),
     ...(params.channel ? { channel: params.channel.slice(0, 64) } : {}),
     ...(params.trigger ? { trigger: params.trigger } : {}),
+    ...(params.clientTools ? { clientTools: params.clientTools } : {}),
+    ...(params.clientToolTimeoutSeconds ? { clientToolTimeoutSeconds: params.clientToolTimeoutSeconds } : {}),
   };
   return validate(AgentRequestSchema, candidate);
 }

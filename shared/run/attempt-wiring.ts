@@ -18,6 +18,7 @@ import type { Db } from "../aws/dynamo";
 import type { RunDeps } from "./deps";
 import { createApprovalGate } from "./approval-gate";
 import { channelToolsFor } from "../channels/message-tool";
+import { clientToolDefinitions, withClientTools } from "./client-tool-gate";
 
 /**
  * The AWS side of one attempt: where its ports come from. The workspace from
@@ -82,7 +83,12 @@ export async function wireAttemptSession(deps: RunDeps, input: AttemptWiringInpu
       skills: workspace.skills,
       now: deps.db.now,
       // A Telegram / Slack run also gets the messaging tool (`message`, shared/channels/message-tool.ts).
-      extra: [...(deps.pluginTools ?? []), ...mcp.tools, ...channelToolsFor({ db: deps.db, log: deps.log, channels: config.channels, hooks }, run)],
+      extra: [
+        ...clientToolDefinitions(run),
+        ...(deps.pluginTools ?? []),
+        ...mcp.tools,
+        ...channelToolsFor({ db: deps.db, log: deps.log, channels: config.channels, hooks }, run),
+      ],
     }),
     missingToolReason: mcpMissingToolReason(mcp),
     unavailableToolServers: mcp.unavailable,
@@ -108,7 +114,7 @@ export async function wireAttemptSession(deps: RunDeps, input: AttemptWiringInpu
     toolTimeoutMs: config.tools.timeoutSeconds * 1000,
     shouldYield: input.shouldYield,
     now: deps.db.now,
-    gate: createApprovalGate(deps.db, run, config.tools.requireApproval),
+    gate: withClientTools(deps.db, run, createApprovalGate(deps.db, run, config.tools.requireApproval)),
   };
 }
 

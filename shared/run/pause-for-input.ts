@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { attachTaskToken } from "../aws/external-inputs";
+import { readAbortRequestedAt } from "../aws/abort-flag";
 import { markPaused } from "../aws/runs";
+import { clientToolStartData } from "../protocol/client-tools";
 import { RunEventEmitter } from "../events/emitter";
 import { approvalRequestedData } from "../protocol/approval-frames";
 import type { RunDeps } from "./deps";
@@ -20,8 +22,10 @@ export type PauseInput = z.infer<typeof PauseInputSchema>;
  * the run is `paused` before the token is parked, so an answer (which wakes
  * the next attempt, which sets it `running` again) can never come before the
  * pause is recorded. An input answered before its token arrived is answered
- * here: the task is woken at once. Only then do clients learn of the request,
- * so whoever answers finds the token parked.
+ * here: the task is woken at once, and so is one whose run was asked to abort
+ * (abortRun wakes parked tokens; this covers an abort before the token was
+ * parked). Only then do clients learn of the request (the approval request,
+ * or a client tool's `tool` start event), so whoever answers finds the token parked.
  */
 export async function pauseForInput(deps: RunDeps, input: PauseInput): Promise<"waiting" | "answered"> {
   await markPaused(deps.db, input.runId);
@@ -30,12 +34,20 @@ export async function pauseForInput(deps: RunDeps, input: PauseInput): Promise<"
     await wake(deps, input.taskToken);
     return "answered";
   }
-  if (record.kind === "approval") {
-    const emitter = await RunEventEmitter.open(emitterDeps(deps), input.runId, record.sessionKey);
-    emitter.emit("approval", { ...approvalRequestedData(record), createdAt: record.createdAt });
-    await emitter.flush();
+  // An abort that came while the pause was on its way found no token to wake: this one sees its flag.
+  if (await abortRequested(deps, input.runId)) {
+    await wake(deps, input.taskToken);
+    return "answered";
   }
+  const emitter = await RunEventEmitter.open(emitterDeps(deps), input.runId, record.sessionKey);
+  if (record.kind === "approval") emitter.emit("approval", { ...approvalRequestedData(record), createdAt: record.createdAt });
+  else emitter.emit("tool", clientToolStartData(record.toolName, record.toolCallId, record.args, record.deadlineAt));
+  await emitter.flush();
   return "waiting";
+}
+
+async function abortRequested(deps: RunDeps, runId: string): Promise<boolean> {
+  return (await readAbortRequestedAt(deps.db, runId)) !== undefined;
 }
 
 async function wake(deps: RunDeps, taskToken: string): Promise<void> {

@@ -196,13 +196,15 @@ describe("OpenAI-compatible API with the openai SDK", () => {
     expect(await response.json()).toEqual(JSON.parse(readFileSync(new URL("../../docs/openapi.json", import.meta.url), "utf8")));
   });
 
-  it("answers OpenAI errors: a wrong key is 401, a bad body 400, client tools 400 (not yet supported)", async () => {
+  it("answers OpenAI errors: a wrong key is 401, a bad body 400, a client tool named like the agent's own tools or unusable by a provider 400", async () => {
     const stranger = new OpenAI({ apiKey: "wrong", baseURL: `${parts.stack.restUrl}/v1`, maxRetries: 0 });
     await expect(stranger.models.list()).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
     await expect(client.chat.completions.create({ model: "openclaw:main", messages: [] })).rejects.toBeInstanceOf(OpenAI.BadRequestError);
     await expect(client.chat.completions.create({ model: "openclaw:other", messages: [{ role: "user", content: "hi" }] })).rejects.toBeInstanceOf(OpenAI.NotFoundError);
-    const tools = [{ type: "function" as const, function: { name: "lookup", parameters: { type: "object", properties: {} } } }];
-    await expect(client.chat.completions.create({ model: "openclaw:main", tools, messages: [{ role: "user", content: "hi" }] })).rejects.toMatchObject({ status: 400, code: "unsupported_parameter", param: "tools" });
+    for (const name of ["calculator", "bad name"]) {
+      const tools = [{ type: "function" as const, function: { name, parameters: { type: "object", properties: {} } } }];
+      await expect(client.chat.completions.create({ model: "openclaw:main", tools, messages: [{ role: "user", content: "hi" }] })).rejects.toMatchObject({ status: 400 });
+    }
     await expect(client.chat.completions.create({ model: "openclaw:main", messages: [{ role: "user", content: "hi" }] }, { headers: { "x-openclaw-session-key": "bad key!" } })).rejects.toBeInstanceOf(OpenAI.BadRequestError);
   });
 });

@@ -97,6 +97,7 @@ describe("tenant B sees nothing of tenant A", () => {
       ["POST", "/v1/agent", { sessionKey: SESSION_A, message: "let me in" }],
       ["GET", `/v1/runs/${runA}/trace`],
       ["POST", `/v1/runs/${runA}/approvals/${runA}.apr_guess`, { decision: "allow-once" }],
+      ["POST", `/v1/runs/${runA}/tool-results`, { toolCallId: "call_guess", result: "x" }],
     ];
     for (const [method, path, body] of routes) {
       expect({ route: `${method} ${path}`, ...(await rest(method, path, keyB, body)) }).toMatchObject({ status: 404, body: { error: { code: "NOT_FOUND" } } });
@@ -123,6 +124,7 @@ describe("tenant B sees nothing of tenant A", () => {
       "events.replay": { runId: runA },
       "plugin.approval.resolve": { id: `${runA}.apr_guess`, decision: "allow-once" },
       "exec.approval.resolve": { id: `${runA}.apr_guess`, decision: "allow-once" },
+      "tools.result": { runId: runA, toolCallId: "call_guess", result: "x" },
     };
     for (const [method, params] of Object.entries(calls)) {
       expect({ method, ...(await b.request(method, params)) }).toMatchObject({ ok: false, error: { code: "NOT_FOUND" } });

@@ -180,7 +180,7 @@ describe("functions", () => {
     });
   });
 
-  it.each(["rest-api", "ws-api", "decide"] as const)("%s may answer the run machine's task tokens (SendTaskSuccess on the machine)", (key) => {
+  it.each(["rest-api", "ws-api", "decide", "openai-api"] as const)("%s may answer the run machine's task tokens (SendTaskSuccess on the machine)", (key) => {
     const statement = statementsFor(statementsOfFunction(json, key), "states:").find((s) => actionsOf(s).includes("states:SendTaskSuccess"));
     expect(statement).toBeDefined();
     expect(actionsOf(statement!)).toEqual(["states:SendTaskSuccess"]);
@@ -218,7 +218,7 @@ describe("APIs", () => {
     expect(WS_METHOD_ROUTES).toEqual([
       "connect", "agent", "agent.wait", "sessions.subscribe", "sessions.unsubscribe",
       "sessions.list", "sessions.history", "runs.abort", "events.replay", "agents.list", "chat.abort",
-      "plugin.approval.resolve", "exec.approval.resolve",
+      "plugin.approval.resolve", "exec.approval.resolve", "tools.result",
     ]);
     // Two integrations of the same function: synchronous for $connect/$disconnect, asynchronous for methods.
     template.resourceCountIs("AWS::ApiGatewayV2::Integration", 2);

@@ -8,7 +8,8 @@ import type { ApprovalRequest } from "../../core/external-input";
  */
 export type GateVerdict =
   | { kind: "proceed" }
-  | { kind: "answered"; content: string; isError: boolean }
+  /** `status`: how the call is recorded (default `blocked`: a denial or timeout; a client's result is `completed` / `failed`). */
+  | { kind: "answered"; content: string; isError: boolean; status?: "blocked" | "completed" | "failed" }
   | { kind: "pause"; inputId: string; timeoutSeconds: number };
 
 export interface GateCall {

@@ -22,6 +22,8 @@ export interface ToolLifecycleDeps {
   missingToolReason?(name: string): string | undefined;
   /** Approvals (and anything else that makes a call wait for outside input); none: every call proceeds. */
   gate?: ApprovalGate;
+  /** Resuming a paused turn: any call (not only a mutating one) may have a recorded result to replay. */
+  replayRecorded?: boolean;
 }
 
 export interface ToolCallOutcome {
@@ -52,10 +54,11 @@ export async function runToolCall(call: ToolCallBlock, deps: ToolLifecycleDeps):
   const finish = (status: ToolCallStatus, output: ToolOutput) => seal(call, deps, tool, status, output, started);
   if (deps.context.signal.aborted) return finish("aborted", { content: ABORTED_TOOL_RESULT, isError: true });
   // A tool missing now (an MCP server down on a retry) may still have run in an earlier attempt: the ledger knows.
-  if (!tool || tool.mutating) {
+  if (!tool || tool.mutating || deps.replayRecorded) {
     const recorded = await deps.ledger.get(call.id);
     if (recorded?.status === "completed") return finish("replayed", recorded.result);
-    if (recorded?.status === "started") return finish("uncertain", { content: UNCERTAIN_TOOL_RESULT, isError: true });
+    // A non-mutating call recorded only as started (a crash while its result was recorded) just runs again.
+    if (recorded?.status === "started" && (!tool || tool.mutating)) return finish("uncertain", { content: UNCERTAIN_TOOL_RESULT, isError: true });
   }
   if (!tool) return finish("failed", { content: missingToolMessage(name, deps), isError: true });
   const ref = { runId: deps.context.runId, sessionKey: deps.context.sessionKey };
@@ -65,7 +68,7 @@ export async function runToolCall(call: ToolCallBlock, deps: ToolLifecycleDeps):
   if (!check.ok) return finish("failed", { content: `Error: ${check.message}`, isError: true });
   const verdict = await deps.gate?.check({ toolName: name, toolCallId: call.id, args: decision.params, fromHook: decision.requireApproval });
   if (verdict?.kind === "pause") return { ...(await finish("blocked", { content: "", isError: true })), paused: { inputId: verdict.inputId, timeoutSeconds: verdict.timeoutSeconds } };
-  if (verdict?.kind === "answered") return finish("blocked", { content: verdict.content, isError: verdict.isError });
+  if (verdict?.kind === "answered") return finish(verdict.status ?? "blocked", { content: verdict.content, isError: verdict.isError });
 
   if (tool.mutating && !(await deps.ledger.markStarted(call.id, name))) {
     // Another attempt of this run started the same call between our check and now.

@@ -25,6 +25,8 @@ export interface ToolOutput {
  */
 export interface ToolDefinition extends ToolSpec {
   mutating: boolean;
+  /** Runs on the client (a client tool, docs/client-tools.md): the run pauses for its result; its start event comes from the pause. */
+  client?: boolean;
   /** Overrides the configured per-call time limit. */
   timeoutMs?: number;
   execute(args: Record<string, unknown>, context: ToolContext): Promise<ToolOutput>;
