@@ -6,7 +6,7 @@ export default defineConfig({
     globalSetup: ["test/global-setup.ts"],
     environment: "node",
     // Only a broken test reaches these: the machine running the suite is shared and loaded (test/support/timeouts.ts).
-    testTimeout: 180_000,
+    testTimeout: 300_000,
     hookTimeout: 300_000,
     pool: "forks",
     env: {

@@ -9,7 +9,7 @@ const recorder = new UsageRecorder({ meter: true });
 
 beforeAll(async () => {
   stack = await startLocalStack({ config: loadAgentConfig({}), observe: recorder.observer() });
-}, 60_000);
+});
 afterAll(async () => stack?.close());
 
 describe("usage recorder on the local stack (offline model)", () => {

@@ -44,7 +44,7 @@ beforeAll(async () => {
     tools: { ...base.tools, custom: [tool("deploy"), tool("quick_deploy")], requireApproval: ["deploy", { tool: "quick_*", timeoutSeconds: 2 }] },
   });
   stack = await startLocalStack({ config, sweepIntervalMs: 0 });
-}, 120_000);
+});
 
 afterAll(async () => {
   await stack?.close();

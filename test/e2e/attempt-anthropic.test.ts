@@ -48,7 +48,7 @@ beforeAll(async () => {
     },
   });
   stack = await startLocalStack({ config });
-}, 60_000);
+});
 
 afterAll(async () => {
   await stack?.close();

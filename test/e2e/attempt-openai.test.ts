@@ -31,7 +31,7 @@ beforeAll(async () => {
   writeFileSync(configFile, JSON.stringify({ workspace: { dir: workspaceDir }, pricing: { "openai/gpt-4.1-mini": { input: 0.4, output: 1.6 } }, budgets: { run: { maxTokens: 250 } } }));
   const config = loadAgentConfig({ OPENAI_BASE_URL: oai.baseURL, OPENAI_API_KEY: "sk-test" }, configFile);
   stack = await startLocalStack({ config });
-}, 60_000);
+});
 
 afterAll(async () => {
   await stack?.close();

@@ -10,7 +10,7 @@ const auth = (token = stack.authToken) => ({ authorization: `Bearer ${token}`, "
 
 beforeAll(async () => {
   stack = await startLocalStack({ config: loadAgentConfig({}) });
-}, 60_000);
+});
 afterAll(async () => stack?.close());
 
 /** What requests wrote: the deployment's own items (API keys, config snapshots) are not theirs. */

@@ -20,7 +20,7 @@ vi.setConfig({ testTimeout: 240_000 });
 
 beforeAll(async () => {
   env = await startChannelStack();
-}, 120_000);
+});
 afterAll(async () => stopChannelStack(env ?? {}));
 
 /** The run's end (each wait answers within 20 s; `status: "timeout"` there means "not yet"). */

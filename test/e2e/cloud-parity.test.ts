@@ -43,7 +43,7 @@ beforeAll(async () => {
     configFile: join(dir, "agent-runner.config.json"),
     env: { MODEL: "openai/gpt-4.1-mini", OPENAI_BASE_URL: oai.baseURL, OPENAI_API_KEY: KEY },
   });
-}, 90_000);
+});
 
 afterAll(async () => {
   await stack?.close();

@@ -25,7 +25,7 @@ beforeAll(async () => {
   oai = await FakeOpenAIServer.start();
   const config = loadAgentConfig({ OPENAI_API_KEY: "test", OPENAI_BASE_URL: oai.baseURL, MODEL: "openai/gpt-4o" });
   stack = await startLocalStack({ config, waitStateMs: { WaitBeforeRetry: 50 }, functionLogs: collect });
-}, 180_000);
+});
 
 afterAll(async () => {
   await stack?.close();

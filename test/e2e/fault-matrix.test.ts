@@ -21,7 +21,7 @@ let stack: LocalStack;
 
 beforeAll(async () => {
   stack = await startLocalStack({ faults: plan, sweepIntervalMs: 0, asyncRetryDelayMs: 50, env: {} });
-}, 240_000);
+});
 afterAll(async () => stack?.close());
 
 interface Case {

@@ -29,7 +29,7 @@ import { DROPPED_ERROR } from "../../shared/intake/admission";
 import { CHAT_PATH, chat, chatStreamBody, FakeOpenAIServer, type ChatScript } from "../support/fake-openai-server";
 import { barrier, type ScriptStep } from "../support/scripted-sse-server";
 import { TestWsClient } from "../support/ws-client";
-import { STACK_START_TIMEOUT_MS } from "../support/timeouts";
+import { RUN_END_TIMEOUT_MS, STACK_START_TIMEOUT_MS } from "../support/timeouts";
 import { allEnded, postAgent } from "./lanes-support";
 
 let stack: LocalStack;
@@ -68,7 +68,7 @@ async function whileHeld<T>(stream: { release(): void }, work: () => Promise<T>)
   }
 }
 
-async function until(probe: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+async function until(probe: () => boolean | Promise<boolean>, timeoutMs = RUN_END_TIMEOUT_MS): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await probe())) {
     if (Date.now() > deadline) throw new Error("condition not met in time");

@@ -25,7 +25,7 @@ let stack: LocalStack;
 beforeAll(async () => {
   const config = loadAgentConfig({});
   stack = await startLocalStack({ config: { ...config, lanes: { ...config.lanes, globalCap: CAP } }, sweepIntervalMs: 0 });
-}, 60_000);
+});
 afterAll(async () => stack?.close());
 
 describe("one session, 50 messages from 5 concurrent clients", () => {

@@ -7,7 +7,7 @@ const auth = () => ({ authorization: `Bearer ${app.token}`, "content-type": "app
 
 beforeAll(async () => {
   app = await startLikeNpmStart();
-}, 180_000);
+});
 afterAll(async () => app?.stop());
 
 /** Checks the one-run event contract: per-run seq from 1 with no gaps, start first, end last. */

@@ -19,7 +19,7 @@ let client: OpenAI;
 beforeAll(async () => {
   parts = await startStackWithFakeOpenAI();
   client = new OpenAI({ apiKey: parts.stack.authToken, baseURL: `${parts.stack.restUrl}/v1`, maxRetries: 0 });
-}, 180_000);
+});
 
 afterAll(async () => {
   await stopStackWithFakeOpenAI(parts ?? {});

@@ -20,7 +20,7 @@ let oai: FakeOpenAIServer;
 
 beforeAll(async () => {
   ({ stack, oai } = await startStackWithFakeOpenAI());
-}, 60_000);
+});
 afterAll(async () => stopStackWithFakeOpenAI({ stack, oai }));
 
 const isRes = (id: string) => (f: Frame) => f.type === "res" && f.id === id;

@@ -56,7 +56,7 @@ beforeAll(async () => {
       PROMPT_MARKERS,
     ],
   }));
-}, 120_000);
+});
 afterAll(async () => {
   await loop?.close();
   await recorder?.close();

@@ -17,7 +17,7 @@ const auth = () => ({ authorization: `Bearer ${stack.authToken}`, "content-type"
 
 beforeAll(async () => {
   stack = await startLocalStack({ config: loadAgentConfig({}), sweepIntervalMs: 0, functionLogs: (_fn, line) => functionLog.push(line) });
-}, 120_000);
+});
 afterAll(async () => stack?.close());
 
 async function call(method: string, path: string, headers: Record<string, string> = auth(), body?: string) {

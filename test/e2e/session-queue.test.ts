@@ -19,7 +19,7 @@ let oai: FakeOpenAIServer;
 
 beforeAll(async () => {
   ({ stack, oai } = await startStackWithFakeOpenAI());
-}, 60_000);
+});
 afterAll(async () => stopStackWithFakeOpenAI({ stack, oai }));
 
 async function post(body: Record<string, unknown>): Promise<{ status: number; body: Record<string, unknown> }> {

@@ -54,7 +54,7 @@ beforeAll(async () => {
     },
   });
   stack = await startLocalStack({ config, sweepIntervalMs: 0 });
-}, 60_000);
+});
 
 afterAll(async () => {
   releaseTool?.();

@@ -16,7 +16,7 @@ const deployed = (key: string) => (event: unknown, _context?: unknown): Promise<
 
 beforeAll(async () => {
   stack = await startLocalStack({ config: loadAgentConfig({}), authToken: "sample-token" });
-}, 60_000);
+});
 afterAll(async () => stack?.close());
 
 describe("sample events drive every handler", () => {

@@ -44,7 +44,7 @@ beforeAll(async () => {
   };
   stack = await startLocalStack({ config: loadAgentConfig(channels), sweepIntervalMs: 0 });
   lambda = new LambdaClient({ region: LOCAL_REGION, endpoint: stack.endpoints.edge, credentials: ADMIN_CREDENTIALS });
-}, 180_000);
+});
 afterAll(async () => {
   if (Object.keys(counts).length > 0) console.info(`fuzz inputs by entry point (FUZZ_RUNS=${RUNS}):\n${JSON.stringify(counts, null, 2)}`);
   lambda?.destroy();

@@ -10,7 +10,7 @@ const ENV = { TELEGRAM_BOT_TOKEN: "123:secret-token", TELEGRAM_WEBHOOK_SECRET: "
 beforeAll(() => {
   Object.assign(process.env, ENV);
   json = synthesizeTemplate({ bundling: false });
-}, 120_000);
+});
 afterAll(() => {
   for (const key of Object.keys(ENV)) delete process.env[key];
 });

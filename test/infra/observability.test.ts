@@ -13,7 +13,7 @@ let tuned: CfnTemplate;
 beforeAll(() => {
   defaults = synthesizeTemplate();
   tuned = synthesizeTemplate({ context: { tracing: "false", stateMachineLogLevel: "ALL", logLevel: "debug", console: "true" } });
-}, 240_000);
+});
 
 const envOf = (template: CfnTemplate, key: string) =>
   (template.Resources![logicalIdOfFunction(template, key)].Properties!.Environment as { Variables: Record<string, unknown> }).Variables;

@@ -37,10 +37,16 @@ afterAll(async () => {
   await sqs.stop();
 });
 
-/** A fresh queue pair per test: visibility 1 s, DLQ after 2 receives. */
-async function newQueue(): Promise<FifoQueueWithDlq> {
+/**
+ * A fresh queue pair per test, DLQ after 2 receives. Visibility 1 s where a
+ * test waits for a redelivery; `NO_REDELIVERY` where one would only be a
+ * machine too slow to finish within 1 s (it made "locks a group" fail under load).
+ */
+const NO_REDELIVERY = 120;
+
+async function newQueue(visibilityTimeoutSeconds = 1): Promise<FifoQueueWithDlq> {
   queueCounter += 1;
-  return createFifoQueueWithDlq(client, { name: `runs-${queueCounter}`, visibilityTimeoutSeconds: 1, maxReceiveCount: 2 });
+  return createFifoQueueWithDlq(client, { name: `runs-${queueCounter}`, visibilityTimeoutSeconds, maxReceiveCount: 2 });
 }
 
 async function send(queueUrl: string, body: string, group: string, dedupId = body, extra: Partial<SendMessageCommandInput> = {}) {
@@ -61,7 +67,7 @@ async function receive(queueUrl: string, waitTimeSeconds = 0): Promise<Message[]
   return response.Messages ?? [];
 }
 
-async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000): Promise<T> {
+async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 60_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -118,7 +124,7 @@ async function withSource<T>(eventSource: SqsEventSource, act: () => Promise<T>)
 describe.concurrent("local SQS (fauxqs) FIFO semantics", () => {
   it("drops a duplicate MessageDeduplicationId inside the window", async () => {
     // Prepare
-    const queue = await newQueue();
+    const queue = await newQueue(NO_REDELIVERY);
 
     // Act
     const first = await send(queue.queueUrl, "run-1", "s1", "run-1");
@@ -133,7 +139,7 @@ describe.concurrent("local SQS (fauxqs) FIFO semantics", () => {
 
   it("keeps group order and locks a group while one of its messages is in flight", async () => {
     // Prepare
-    const queue = await newQueue();
+    const queue = await newQueue(NO_REDELIVERY);
     await send(queue.queueUrl, "a1", "a");
     await send(queue.queueUrl, "a2", "a");
     await send(queue.queueUrl, "b1", "b");
@@ -152,15 +158,17 @@ describe.concurrent("local SQS (fauxqs) FIFO semantics", () => {
   });
 
   it("makes an undeleted message visible again after the visibility timeout", async () => {
-    // Prepare
-    const queue = await newQueue();
+    // Prepare: a window wide enough that the second receive surely falls inside it, however loaded the machine.
+    const queue = await newQueue(5);
     await send(queue.queueUrl, "run-v", "s1");
 
     // Act
     const first = await receive(queue.queueUrl);
     const hidden = await receive(queue.queueUrl);
-    await sleep(1_100);
-    const again = await receive(queue.queueUrl);
+    const again = await waitFor(async () => {
+      const messages = await receive(queue.queueUrl);
+      return messages.length > 0 ? messages : undefined;
+    });
 
     // Assess
     expect(first[0]?.Attributes?.ApproximateReceiveCount).toBe("1");
@@ -190,7 +198,7 @@ describe.concurrent("local SQS (fauxqs) FIFO semantics", () => {
 
   it("rejects a message over 256 KiB and accepts one at the limit", async () => {
     // Prepare
-    const queue = await newQueue();
+    const queue = await newQueue(NO_REDELIVERY);
 
     // Act
     const atLimit = await send(queue.queueUrl, "x".repeat(256 * 1024), "s1", "at-limit");
@@ -210,7 +218,7 @@ describe.concurrent("local SQS (fauxqs) FIFO semantics", () => {
 describe.concurrent("SQS event source (Lambda event source mapping emulation)", () => {
   it("invokes the handler with real-shaped SQS records", async () => {
     // Prepare
-    const queue = await newQueue();
+    const queue = await newQueue(NO_REDELIVERY);
     const events: SQSEvent[] = [];
     const eventSource = source(queue, async (event) => {
       events.push(event);
@@ -247,14 +255,18 @@ describe.concurrent("SQS event source (Lambda event source mapping emulation)", 
 
   it("processes groups concurrently while keeping each group's order", async () => {
     // Prepare
-    const queue = await newQueue();
+    const queue = await newQueue(NO_REDELIVERY);
     const seen: Record<string, string[]> = { a: [], b: [] };
     let running = 0;
     let maxRunning = 0;
+    // The first batch waits until a second one runs beside it: concurrency is shown by a barrier, not by a 40 ms overlap.
+    let bothRan!: () => void;
+    const overlap = new Promise<void>((resolve) => (bothRan = resolve));
     const handler: SqsBatchHandler = async (event) => {
       running += 1;
       maxRunning = Math.max(maxRunning, running);
-      await sleep(40);
+      if (running === 2) bothRan();
+      await overlap;
       for (const record of event.Records) seen[record.attributes.MessageGroupId ?? ""]?.push(record.body);
       running -= 1;
     };
@@ -368,9 +380,11 @@ describe.concurrent("SQS event source (Lambda event source mapping emulation)", 
     const queue = await newQueue();
     let started = false;
     let finished = false;
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
     const handler: SqsBatchHandler = async () => {
       started = true;
-      await sleep(300);
+      await held; // in flight until the test has asked the source to stop
       finished = true;
     };
     await send(queue.queueUrl, "run-s", "s1");
@@ -378,7 +392,9 @@ describe.concurrent("SQS event source (Lambda event source mapping emulation)", 
     await waitFor(() => (started ? true : undefined));
 
     // Act
-    await eventSource.stop();
+    const stopping = eventSource.stop();
+    release();
+    await stopping;
 
     // Assess
     expect(finished).toBe(true);

@@ -66,6 +66,11 @@ describe("auth profiles", () => {
   });
 
   it("a 401 rotates to the next key; the failed key then cools down for every run", async () => {
+    // Arrange: two earlier failures of key-a, long over (a clock 10 min back), so this 401 is its third:
+    // a 5-minute cooldown, which the next run certainly starts inside (a first failure's 30 s did not,
+    // on a loaded machine). The cooldown is decided on the functions' own clock.
+    const tenMinutesAgo = { ...loop.stack.deps.db, now: () => Date.now() - 10 * 60_000 };
+    for (let i = 0; i < 2; i += 1) await markProfileFailure(tenMinutesAgo, "openai", "key-a", "auth", "openai/gpt-main");
     let from = loop.oai.requests.length;
     loop.oai.enqueue(httpErrorFixture("openai/error-401-invalid-api-key.json", CHAT_PATH), chat.text("with key b"));
     const run = await loop.run("hi");
@@ -73,6 +78,7 @@ describe("auth profiles", () => {
     expect(keysUsed(from)).toEqual(["sk-a", "sk-b"]);
     const health = await readProfileHealth(loop.stack.deps.db, "openai");
     expect(isCoolingDown(health.get("key-a"), "openai/gpt-main", Date.now())).toBe(true);
+    expect(health.get("key-a")).toMatchObject({ errorCount: 3 });
     // Another session's run skips key-a from its first request.
     from = loop.oai.requests.length;
     loop.oai.enqueue(chat.text("fresh run"));

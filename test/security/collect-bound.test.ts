@@ -52,7 +52,7 @@ beforeAll(async () => {
   const baseURL = await model.start();
   const config = loadAgentConfig({ OPENAI_API_KEY: "test", OPENAI_BASE_URL: baseURL, MODEL: "openai/gpt-4o" });
   stack = await startLocalStack({ config });
-}, 120_000);
+});
 afterAll(async () => {
   model.letFirstAnswer();
   await stack?.close();

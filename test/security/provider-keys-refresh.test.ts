@@ -20,7 +20,7 @@ beforeAll(async () => {
   const config = loadAgentConfig({ OPENAI_API_KEY: "key-one", OPENAI_BASE_URL: oai.baseURL, MODEL: "openai/gpt-4o" });
   stack = await startLocalStack({ config: { ...config, secrets: { maxAgeSeconds: 0 } }, maxConcurrency: 1, sweepIntervalMs: 0, env: { OPENAI_API_KEY: "key-one" } });
   secrets = new SecretsManagerClient({ region: LOCAL_REGION, endpoint: stack.endpoints.edge, credentials: ADMIN_CREDENTIALS });
-}, 120_000);
+});
 afterAll(async () => {
   secrets?.destroy();
   await stack?.close();

@@ -17,7 +17,7 @@ let oai: FakeOpenAIServer;
 
 beforeAll(async () => {
   ({ stack, oai } = await startStackWithFakeOpenAI());
-}, 60_000);
+});
 afterAll(async () => stopStackWithFakeOpenAI({ stack, oai }));
 
 const rest = async (method: string, path: string, body?: unknown) => {

@@ -23,7 +23,7 @@ let oai: FakeOpenAIServer;
 
 beforeAll(async () => {
   ({ stack, oai } = await startStackWithFakeOpenAI());
-}, 60_000);
+});
 afterAll(async () => stopStackWithFakeOpenAI({ stack, oai }));
 
 const words = (n: number) => Array.from({ length: n }, (_, i) => `w${i} `);

@@ -9,4 +9,4 @@
 export const STACK_START_TIMEOUT_MS = 300_000;
 
 /** One run (or a few) on a started stack, until it has ended. */
-export const RUN_END_TIMEOUT_MS = 150_000;
+export const RUN_END_TIMEOUT_MS = 240_000;
