@@ -106,7 +106,18 @@ export async function runSoak(options: { runs: number; sessions: number; faults?
   const started = Date.now();
   try {
     const headers = { authorization: `Bearer ${stack.authToken}`, "content-type": "application/json" };
-    const post = async (path: string, body: unknown) => (await fetch(`${stack.restUrl}${path}`, { method: "POST", headers, body: JSON.stringify(body) })).json() as Promise<any>;
+    // A client retries a request whose connection failed: safe, every request carries its idempotency key.
+    const post = async (path: string, body: unknown): Promise<any> => {
+      for (let attempt = 1; ; attempt += 1) {
+        try {
+          return await (await fetch(`${stack.restUrl}${path}`, { method: "POST", headers, body: JSON.stringify(body) })).json();
+        } catch (error) {
+          if (attempt >= 5) throw error;
+          options.log?.(`retrying ${path} after ${String((error as { cause?: unknown }).cause ?? error)}`);
+          await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
+        }
+      }
+    };
     const runIds: string[] = [];
     for (let wave = 0; wave * options.sessions < options.runs; wave += 1) {
       const batch = await Promise.all(
