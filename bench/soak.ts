@@ -5,7 +5,7 @@
  * runs answered twice, lanes left busy; and how much the process's RSS grew.
  *
  *   node --expose-gc --import tsx bench/soak.ts --runs 1000 --sessions 100   (the long one; figures in BENCHMARKS.md)
- * Infrastructure faults (throttles, see SOAK_FAULTS) are mixed in unless `--no-faults`.
+ * Infrastructure faults (throttles, see SOAK_FAULTS) are mixed in unless `--no-faults` (the CI soak runs without them).
  * RSS growth is measured from the end of the first wave (warm) to the end, after a GC.
  * CI runs a short version (test/e2e/soak.test.ts).
  */
@@ -56,6 +56,19 @@ const SOAK_FAULTS: FaultRule[] = [
   { at: "edge", caller: "dispatcher", action: "states:StartExecution", effect: { kind: "throttle" } },
 ];
 
+/** Requests in flight at once: more than this makes a 2-core machine answer 504 (the 29 s integration timeout). */
+const INTAKE_CONCURRENCY = 10;
+
+async function mapLimited<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    for (let index = next++; index < items.length; index = next++) results[index] = await work(items[index]);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
 /** RSS in MB, after a full GC when the process exposes one (node --expose-gc). */
 function rssMb(): number {
   (globalThis as { gc?: () => void }).gc?.();
@@ -101,34 +114,45 @@ export async function runSoak(options: { runs: number; sessions: number; faults?
   const model = new SoakModel();
   const baseURL = await model.start();
   const config = loadAgentConfig({ OPENAI_API_KEY: "soak", OPENAI_BASE_URL: baseURL, MODEL: "openai/gpt-4o" });
-  const plan = options.faults === false ? undefined : new FaultPlan();
+  const plan = options.faults ? new FaultPlan() : undefined;
   const stack = await startLocalStack({ config, waitStateMs: { WaitBeforeRetry: 50 }, asyncRetryDelayMs: 50, ...(plan ? { faults: plan } : {}) });
   const started = Date.now();
   try {
     const headers = { authorization: `Bearer ${stack.authToken}`, "content-type": "application/json" };
-    // A client retries a request whose connection failed: safe, every request carries its idempotency key.
+    // A client retries a request whose connection failed or that was throttled (429) or refused for a moment (5xx):
+    // safe, every request carries its idempotency key.
     const post = async (path: string, body: unknown): Promise<any> => {
       for (let attempt = 1; ; attempt += 1) {
+        let why: string;
         try {
-          return await (await fetch(`${stack.restUrl}${path}`, { method: "POST", headers, body: JSON.stringify(body) })).json();
+          const res = await fetch(`${stack.restUrl}${path}`, { method: "POST", headers, body: JSON.stringify(body) });
+          const answer = (await res.json().catch(() => ({}))) as any;
+          if (res.ok) return answer;
+          why = `${res.status} ${JSON.stringify(answer).slice(0, 200)}`;
+          if (res.status !== 429 && res.status < 500) throw new Error(`${path} answered ${why}`);
         } catch (error) {
-          if (attempt >= 5) throw error;
-          options.log?.(`retrying ${path} after ${String((error as { cause?: unknown }).cause ?? error)}`);
-          await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
+          if (String(error).includes(" answered ")) throw error;
+          why = String((error as { cause?: unknown }).cause ?? error);
         }
+        if (attempt >= 10) throw new Error(`${path} kept failing: ${why}`);
+        options.log?.(`retrying ${path} after ${why}`);
+        await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
       }
     };
     const runIds: string[] = [];
     for (let wave = 0; wave * options.sessions < options.runs; wave += 1) {
-      const batch = await Promise.all(
-        Array.from({ length: Math.min(options.sessions, options.runs - wave * options.sessions) }, async (_, s) => {
+      const batch = await mapLimited(
+        Array.from({ length: Math.min(options.sessions, options.runs - wave * options.sessions) }, (_, s) => s),
+        INTAKE_CONCURRENCY,
+        async (s) => {
           const n = wave * options.sessions + s;
           const failure: Failure = FAILURES[n % FAILURES.length];
           const queue = failure === "interrupt" ? { queue: { mode: "interrupt" } } : { queue: { mode: "followup" } };
           const accepted = await post("/v1/agent", { sessionKey: `soak-${s}`, message: `{m${n}} [${failure}] hello`, idempotencyKey: `soak-${n}`, ...queue });
+          if (typeof accepted.runId !== "string") throw new Error(`intake answered no runId: ${JSON.stringify(accepted)}`);
           if (failure === "abort") await post(`/v1/runs/${accepted.runId}/abort`, {});
           return accepted.runId as string;
-        }),
+        },
       );
       runIds.push(...batch);
       options.log?.(`accepted ${runIds.length}/${options.runs}`);

@@ -8,9 +8,10 @@
  * it ends with its answer; the lane is not left busy. A malformed body goes
  * the same way, with a PoisonMessageError reason.
  *
- * Timing only: the run queue's visibility timeout is shortened to 1 s (the
- * template's 180 s would make five receives take 15 minutes); the receive
- * count that dead-letters a message is the template's.
+ * Timing only: the run queue's visibility timeout is shortened to 10 s (the
+ * template's 180 s would make five receives take 15 minutes; still longer
+ * than a failing dispatch, so receives never overlap); the receive count
+ * that dead-letters a message is the template's.
  */
 import { GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, SetQueueAttributesCommand, SQSClient, type Message } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -36,7 +37,7 @@ beforeAll(async () => {
   const policy = JSON.parse(attributes.Attributes?.RedrivePolicy ?? "{}") as { deadLetterTargetArn: string; maxReceiveCount: number | string };
   maxReceiveCount = Number(policy.maxReceiveCount);
   dlqUrl = stack.deployed.queueUrlForArn(policy.deadLetterTargetArn)!;
-  await sqs.send(new SetQueueAttributesCommand({ QueueUrl: queueUrl, Attributes: { VisibilityTimeout: "1" } }));
+  await sqs.send(new SetQueueAttributesCommand({ QueueUrl: queueUrl, Attributes: { VisibilityTimeout: "10" } }));
 }, 240_000);
 afterAll(async () => {
   sqs?.destroy();
@@ -75,7 +76,7 @@ describe("poison run-queue messages reach the DLQ (deployed stack)", () => {
     expect(res.status).toBe(202);
     const parked = await untilDeadLettered(JSON.stringify({ v: 1, runId }));
     const failure = await getDispatchFailure(stack.deps.db, parked.MessageId!);
-    expect(failure).toMatchObject({ runId, groupId: sessionKey, errorName: "ThrottlingException", receiveCount: maxReceiveCount });
+    expect(failure).toMatchObject({ runId, groupId: sessionKey, errorName: "ThrottlingException", receiveCount: maxReceiveCount, failures: maxReceiveCount });
     expect(failure?.reason).toMatch(/Rate exceeded/);
     // Visibly waiting, not lost: the run is accepted and owns its lane, no execution.
     expect((await getRun(stack.deps.db, runId))?.status).toMatch(/accepted|queued/);
@@ -83,6 +84,7 @@ describe("poison run-queue messages reach the DLQ (deployed stack)", () => {
     plan.clear();
     // The sweeper's tick (every minute in the template) starts it from the lane.
     const run = await endedRun(stack, runId);
+    await stack.idle();
     await expectRunInvariants(stack, run, "ok");
     expect(await executionsOf(stack, runId)).toHaveLength(1);
   }, 400_000);
@@ -102,6 +104,7 @@ describe("poison run-queue messages reach the DLQ (deployed stack)", () => {
     });
     expect(res.status).toBe(202);
     const run = await endedRun(stack, ((await res.json()) as { runId: string }).runId, { sweep: false });
+    await stack.idle();
     await expectRunInvariants(stack, run, "ok");
   }, 400_000);
 });

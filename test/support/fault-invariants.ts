@@ -26,7 +26,7 @@ export async function endedRun(stack: LocalStack, runId: string, options: { swee
 }
 
 export async function expectRunInvariants(stack: LocalStack, run: RunRecord, expected: "ok" | "error"): Promise<void> {
-  expect(run.status, `${run.error ?? ""}`).toBe(expected);
+  expect(run.status, JSON.stringify({ error: run.error, meta: run.result?.meta })).toBe(expected);
   if (expected === "ok") expect(run.result?.payloads.length).toBeGreaterThan(0);
   else expect(run.error, "a clear error").toMatch(/\w/);
   const entries = await readEntries(stack.deps.db, run.sessionId);
