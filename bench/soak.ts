@@ -4,12 +4,15 @@
  * interrupts), then the counts that must be zero: runs lost (not ended),
  * runs answered twice, lanes left busy; and how much the process's RSS grew.
  *
- *   npx tsx bench/soak.ts --runs 1000 --sessions 100      (the long one; figures in BENCHMARKS.md)
+ *   node --expose-gc --import tsx bench/soak.ts --runs 1000 --sessions 100   (the long one; figures in BENCHMARKS.md)
+ * Infrastructure faults (throttles, see SOAK_FAULTS) are mixed in unless `--no-faults` (the CI soak runs without them).
+ * RSS growth is measured from the end of the first wave (warm) to the end, after a GC.
  * CI runs a short version (test/e2e/soak.test.ts).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { parseArgs } from "node:util";
+import { FaultPlan, type FaultRule } from "../infra/local/faults";
 import { startLocalStack } from "../infra/local/stack";
 import { getLane } from "../shared/aws/lanes";
 import { getRun, TERMINAL_STATUSES } from "../shared/aws/runs";
@@ -26,9 +29,50 @@ export interface SoakReport {
   duplicated: number;
   stuckLanes: number;
   statuses: Record<string, number>;
+  /** Runs that ended `error`, by their error (a scripted failure may end a run with a clear error). */
+  errors: Record<string, number>;
+  /** Infrastructure faults that fired (throttles on Lambda, DynamoDB, SQS, Step Functions). */
+  faultsFired: number;
   rssGrowthMb: number;
   rssGrowthMbPer1000Runs: number;
+  /** RSS after the first wave ended (warm) and after the last one, after a GC when `--expose-gc` is on. */
+  rssWarmMb: number;
+  rssEndMb: number;
   durationMs: number;
+}
+
+/**
+ * Infrastructure faults mixed into the runs (re-armed as runs end, so they
+ * spread over the soak): each is absorbed by the SDK's retries, a Task
+ * Retry or RecoverAttempt (docs/fault-tolerance.md); none kills a sandbox
+ * mid-stream (that would call the model twice for one message by design).
+ */
+const SOAK_FAULTS: FaultRule[] = [
+  { at: "invoke", function: "attempt", effect: { kind: "throttle" } },
+  { at: "invoke", function: "run-finalize", effect: { kind: "throttle" } },
+  { at: "edge", caller: "attempt", action: "dynamodb:Query", effect: { kind: "throttle" }, times: 2 },
+  { at: "edge", caller: "attempt", action: "dynamodb:PutItem", bodyIncludes: "ATTEMPT#", effect: { kind: "throttle", code: "ProvisionedThroughputExceededException" }, times: 3 },
+  { at: "edge", caller: "rest-api", action: "sqs:SendMessage", effect: { kind: "throttle" } },
+  { at: "edge", caller: "dispatcher", action: "states:StartExecution", effect: { kind: "throttle" } },
+];
+
+/** Requests in flight at once: more than this makes a 2-core machine answer 504 (the 29 s integration timeout). */
+const INTAKE_CONCURRENCY = 10;
+
+async function mapLimited<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    for (let index = next++; index < items.length; index = next++) results[index] = await work(items[index]);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+/** RSS in MB, after a full GC when the process exposes one (node --expose-gc). */
+function rssMb(): number {
+  (globalThis as { gc?: () => void }).gc?.();
+  return process.memoryUsage().rss / 1024 / 1024;
 }
 
 /** Answers by the message: `[rate_limit]` / `[overloaded]` fail the first call of that message, then answer. */
@@ -66,45 +110,80 @@ function json(res: ServerResponse, status: number, body: unknown, headers: Recor
   res.end(JSON.stringify(body));
 }
 
-export async function runSoak(options: { runs: number; sessions: number; log?: (line: string) => void }): Promise<SoakReport> {
+export async function runSoak(options: { runs: number; sessions: number; faults?: boolean; log?: (line: string) => void }): Promise<SoakReport> {
   const model = new SoakModel();
   const baseURL = await model.start();
   const config = loadAgentConfig({ OPENAI_API_KEY: "soak", OPENAI_BASE_URL: baseURL, MODEL: "openai/gpt-4o" });
-  const stack = await startLocalStack({ config, waitStateMs: { WaitBeforeRetry: 50 } });
+  const plan = options.faults ? new FaultPlan() : undefined;
+  const stack = await startLocalStack({ config, waitStateMs: { WaitBeforeRetry: 50 }, asyncRetryDelayMs: 50, ...(plan ? { faults: plan } : {}) });
   const started = Date.now();
   try {
     const headers = { authorization: `Bearer ${stack.authToken}`, "content-type": "application/json" };
-    const post = async (path: string, body: unknown) => (await fetch(`${stack.restUrl}${path}`, { method: "POST", headers, body: JSON.stringify(body) })).json() as Promise<any>;
-    const rssBefore = process.memoryUsage().rss;
+    // A client retries a request whose connection failed or that was throttled (429) or refused for a moment (5xx):
+    // safe, every request carries its idempotency key.
+    const post = async (path: string, body: unknown): Promise<any> => {
+      for (let attempt = 1; ; attempt += 1) {
+        let why: string;
+        try {
+          const res = await fetch(`${stack.restUrl}${path}`, { method: "POST", headers, body: JSON.stringify(body) });
+          const answer = (await res.json().catch(() => ({}))) as any;
+          if (res.ok) return answer;
+          why = `${res.status} ${JSON.stringify(answer).slice(0, 200)}`;
+          if (res.status !== 429 && res.status < 500) throw new Error(`${path} answered ${why}`);
+        } catch (error) {
+          if (String(error).includes(" answered ")) throw error;
+          why = String((error as { cause?: unknown }).cause ?? error);
+        }
+        if (attempt >= 10) throw new Error(`${path} kept failing: ${why}`);
+        options.log?.(`retrying ${path} after ${why}`);
+        await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
+      }
+    };
     const runIds: string[] = [];
     for (let wave = 0; wave * options.sessions < options.runs; wave += 1) {
-      const batch = await Promise.all(
-        Array.from({ length: Math.min(options.sessions, options.runs - wave * options.sessions) }, async (_, s) => {
+      const batch = await mapLimited(
+        Array.from({ length: Math.min(options.sessions, options.runs - wave * options.sessions) }, (_, s) => s),
+        INTAKE_CONCURRENCY,
+        async (s) => {
           const n = wave * options.sessions + s;
           const failure: Failure = FAILURES[n % FAILURES.length];
           const queue = failure === "interrupt" ? { queue: { mode: "interrupt" } } : { queue: { mode: "followup" } };
           const accepted = await post("/v1/agent", { sessionKey: `soak-${s}`, message: `{m${n}} [${failure}] hello`, idempotencyKey: `soak-${n}`, ...queue });
+          if (typeof accepted.runId !== "string") throw new Error(`intake answered no runId: ${JSON.stringify(accepted)}`);
           if (failure === "abort") await post(`/v1/runs/${accepted.runId}/abort`, {});
           return accepted.runId as string;
-        }),
+        },
       );
       runIds.push(...batch);
       options.log?.(`accepted ${runIds.length}/${options.runs}`);
     }
     const statuses: Record<string, number> = {};
     let lost = 0;
-    for (const runId of runIds) {
+    const errors: Record<string, number> = {};
+    let rssWarm = 0;
+    const rearmEvery = Math.max(1, Math.floor(options.sessions / 2));
+    for (const [index, runId] of runIds.entries()) {
       const run = await waitTerminal(stack, runId);
       if (!run) lost += 1;
       else statuses[run.status] = (statuses[run.status] ?? 0) + 1;
+      if (run?.status === "error") {
+        const reason = String(run.error ?? "?").slice(0, 80);
+        errors[reason] = (errors[reason] ?? 0) + 1;
+      }
+      if (index % rearmEvery === 0) plan?.add(...SOAK_FAULTS);
+      if (index + 1 === Math.min(options.sessions, runIds.length)) rssWarm = rssMb();
+      if ((index + 1) % 100 === 0) options.log?.(`ended ${index + 1}/${runIds.length} (rss ${Math.round(rssMb())} MB)`);
     }
+    plan?.clear();
     await stack.idle();
     let stuckLanes = 0;
     for (let s = 0; s < options.sessions; s += 1) {
       const lane = await getLane(stack.deps.db, `soak-${s}`);
       if (lane.activeRunId !== undefined || lane.waiting.length > 0) stuckLanes += 1;
     }
-    const rssGrowthMb = (process.memoryUsage().rss - rssBefore) / 1024 / 1024;
+    const rssEnd = rssMb();
+    const rssGrowthMb = rssEnd - rssWarm;
+    const measuredRuns = Math.max(1, runIds.length - Math.min(options.sessions, runIds.length));
     return {
       runs: runIds.length,
       sessions: options.sessions,
@@ -112,8 +191,12 @@ export async function runSoak(options: { runs: number; sessions: number; log?: (
       duplicated: [...model.answers.values()].filter((count) => count > 1).length,
       stuckLanes,
       statuses,
+      errors,
+      faultsFired: plan?.hits.length ?? 0,
       rssGrowthMb: Math.round(rssGrowthMb * 10) / 10,
-      rssGrowthMbPer1000Runs: Math.round((rssGrowthMb / runIds.length) * 1000 * 10) / 10,
+      rssGrowthMbPer1000Runs: Math.round((rssGrowthMb / measuredRuns) * 1000 * 10) / 10,
+      rssWarmMb: Math.round(rssWarm),
+      rssEndMb: Math.round(rssEnd),
       durationMs: Date.now() - started,
     };
   } finally {
@@ -133,8 +216,8 @@ async function waitTerminal(stack: Awaited<ReturnType<typeof startLocalStack>>, 
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({ options: { runs: { type: "string", default: "1000" }, sessions: { type: "string", default: "100" } } });
-  runSoak({ runs: Number(values.runs), sessions: Number(values.sessions), log: (line) => process.stderr.write(`${line}\n`) }).then(
+  const { values } = parseArgs({ options: { runs: { type: "string", default: "1000" }, sessions: { type: "string", default: "100" }, "no-faults": { type: "boolean", default: false } } });
+  runSoak({ runs: Number(values.runs), sessions: Number(values.sessions), faults: !values["no-faults"], log: (line) => process.stderr.write(`${line}\n`) }).then(
     (report) => process.stdout.write(`${JSON.stringify(report, null, 2)}\n`),
     (error: unknown) => {
       process.stderr.write(`soak failed: ${String(error)}\n`);

@@ -77,6 +77,14 @@ async function onConnect(deps: AppDeps, connectionId: string, caller: Caller | u
   await deps.invokeSelfAsync({ ...step }).catch((error: unknown) => deps.log.error("could not schedule connect.challenge", { connectionId, error: String(error) }));
 }
 
+/**
+ * Methods whose unexpected failure (a throttled store, a crash between
+ * intake's writes) is left to Lambda's asynchronous retry (infra/async-invocations.ts)
+ * instead of answered: `agent` is idempotent and its failure may come after
+ * the message joined its lane. Other methods answer `INTERNAL` at once.
+ */
+const RETRIED_ON_FAILURE: ReadonlySet<string> = new Set(["agent"]);
+
 async function answer(deps: AppDeps, connectionId: string, body: string, context: Context): Promise<unknown> {
   const frame = parseFrame(body);
   if (!frame.ok) return errorFrame(frame.id, frame.error.toBody());
@@ -86,6 +94,12 @@ async function answer(deps: AppDeps, connectionId: string, body: string, context
     return result instanceof FrameReply ? result.frame : okFrame(request.id, result);
   } catch (error) {
     if (error instanceof ApiError) return errorFrame(request.id, error.toBody());
+    if (RETRIED_ON_FAILURE.has(request.method)) {
+      // Lambda's async retry runs the frame again (idempotent: its key comes from connection + request id).
+      // An `internal error` answer here would tell the client its message failed while it may already be in its lane.
+      deps.log.error("WebSocket method failed; Lambda retries the frame", { method: request.method, ...internalErrorLog(error, context.awsRequestId) });
+      throw error;
+    }
     deps.log.error("unhandled WebSocket method error", { method: request.method, ...internalErrorLog(error, context.awsRequestId) });
     return errorFrame(request.id, internalError(context.awsRequestId).toBody());
   }

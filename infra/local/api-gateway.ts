@@ -88,6 +88,7 @@ export async function startLocalApiGateway(options: LocalApiGatewayOptions): Pro
     webSocketUrl: `ws://${origin}${WEBSOCKET_PATH}`,
     managementEndpoint: `http://${origin}/${options.stage}`,
     connectionCount: () => webSocket.connectionCount(),
+    asyncIdle: () => webSocket.asyncIdle(),
     close: () => closeGateway(server, webSocket),
   };
 }

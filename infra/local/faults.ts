@@ -15,7 +15,7 @@
  */
 import type { WireError } from "./aws-edge/wire-errors";
 import { coralError } from "./aws-edge/wire-errors";
-import { LambdaServiceError } from "./lambda-context";
+import { LambdaFunctionError, LambdaServiceError } from "./lambda-context";
 
 export type FaultEffect =
   /** The service's throttling answer (DynamoDB ThrottlingException / ProvisionedThroughputExceededException, SQS, Step Functions, Lambda TooManyRequestsException). */
@@ -33,8 +33,8 @@ export interface EdgeFaultRule {
   caller?: string;
   /** The edge's IAM action, e.g. "dynamodb:UpdateItem", "execute-api:ManageConnections". */
   action: string;
-  /** Only calls whose request body contains this text. */
-  bodyIncludes?: string;
+  /** Only calls whose request body contains this text (every one of these texts). */
+  bodyIncludes?: string | string[];
   effect: FaultEffect;
   times?: number;
 }
@@ -43,7 +43,13 @@ export interface InvokeFaultRule {
   at: "invoke";
   /** Function key of the invoked function. */
   function: string;
-  effect: { kind: "throttle" };
+  /**
+   * throttle: Lambda refuses it (TooManyRequestsException); crash: the function
+   * dies before its first call (Runtime.ExitError); timeout: it runs past its
+   * timeout before its first call (Sandbox.Timedout). For functions that make no
+   * AWS call on the way (decide's recovery is pure) these are the only faults.
+   */
+  effect: { kind: "throttle" } | { kind: "crash" } | { kind: "timeout" };
   times?: number;
 }
 
@@ -86,7 +92,7 @@ export class FaultPlan {
 
   /** The edge asks for each call of a function (`caller` = its key). */
   edgeFault(call: { service: string; action: string; caller: string | undefined; body: Buffer }): EdgeFault | undefined {
-    const armed = this.take((rule) => rule.at === "edge" && rule.action === call.action && (rule.caller === undefined || rule.caller === call.caller) && (rule.bodyIncludes === undefined || call.body.toString("utf8").includes(rule.bodyIncludes)), `${call.caller ?? "?"} ${call.action}`);
+    const armed = this.take((rule) => rule.at === "edge" && rule.action === call.action && (rule.caller === undefined || rule.caller === call.caller) && bodyMatches(rule.bodyIncludes, call.body), `${call.caller ?? "?"} ${call.action}`);
     if (!armed || armed.at !== "edge") return undefined;
     const { effect } = armed;
     if (effect.kind === "kill") return { kind: effect.when === "before" ? "kill-before" : "kill-after" };
@@ -98,7 +104,9 @@ export class FaultPlan {
   /** The trigger wrapper asks before each invocation of a function. */
   invokeFault(functionKey: string): Error | undefined {
     const armed = this.take((rule) => rule.at === "invoke" && rule.function === functionKey, `invoke ${functionKey}`);
-    if (!armed) return undefined;
+    if (!armed || armed.at !== "invoke") return undefined;
+    if (armed.effect.kind === "crash") return new LambdaFunctionError({ errorType: "Runtime.ExitError", errorMessage: "RequestId: fault injected: Runtime exited with error: signal: killed" });
+    if (armed.effect.kind === "timeout") return new LambdaFunctionError({ errorType: "Sandbox.Timedout", errorMessage: "RequestId: fault injected: Task timed out" });
     return new LambdaServiceError("TooManyRequestsException", "Rate Exceeded.");
   }
 
@@ -109,6 +117,12 @@ export class FaultPlan {
     this.hits.push({ rule: armed.rule, detail });
     return armed.rule;
   }
+}
+
+function bodyMatches(includes: string | string[] | undefined, body: Buffer): boolean {
+  if (includes === undefined) return true;
+  const text = body.toString("utf8");
+  return (Array.isArray(includes) ? includes : [includes]).every((part) => text.includes(part));
 }
 
 const THROTTLE_CODES: Record<string, { status: number; code: string; message: string }> = {

@@ -184,7 +184,8 @@ async function runWithTimeout<T>(
   try {
     return await Promise.race([running, timedOut]);
   } catch (error) {
-    throw error instanceof LambdaFunctionError ? error : new LambdaFunctionError(toErrorPayload(error));
+    // A refusal by the Lambda service (a throttle) is not a function error: Step Functions names it Lambda.<Exception>.
+    throw error instanceof LambdaFunctionError || error instanceof LambdaServiceError ? error : new LambdaFunctionError(toErrorPayload(error));
   } finally {
     clearTimeout(timer);
     // The abandoned handler may still reject later: keep that from becoming

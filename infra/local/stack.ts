@@ -150,6 +150,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       around: invokeFaults(options.faults, keyOf, options.observe?.aroundInvoke ? (fn, invoke) => options.observe!.aroundInvoke!(keyOf[fn.logicalId] as FunctionKey, invoke) : undefined),
       log,
       executionListeners: emulators.executionListeners,
+      asyncRetryDelayMs: options.asyncRetryDelayMs ?? 1000,
+      onAsyncFailure: emulators.onAsyncFailure,
     });
     closers.unshift(() => wiring.close());
     // The edge forwards `/{stage}/@connections/...` paths: the front door's origin, not its stage URL.
@@ -265,6 +267,7 @@ interface Emulators {
   sfn: Awaited<ReturnType<typeof startLocalStepFunctions>>;
   secrets: LocalSecretsManager;
   executionListeners: ((event: LocalExecutionEvent) => void)[];
+  onAsyncFailure(fn: DeployedFunction, payload: string, error: unknown, attempts: number): void;
   bindDeployment(deployed: DeployedResources, keyOf: Record<string, string>): void;
   setManagementTarget(url: string): void;
 }
@@ -298,12 +301,13 @@ async function startEmulators(options: LocalStackOptions, closers: (() => Promis
       asyncWork.add(work);
       void work.finally(() => asyncWork.delete(work));
     },
-    onAsyncFailure: (fn, payload, error, attempts) => {
-      options.log?.warn("asynchronous invocation failed after its retries", { function: fn.name, error: String(error) });
-      const queueUrl = fn.asyncFailureDestination ? deployed?.queueUrlForArn(fn.asyncFailureDestination) : undefined;
-      if (queueUrl) void sendAsyncFailure(sqsAdmin, queueUrl, fn.arn, payload, error, attempts).catch(() => undefined);
-    },
+    onAsyncFailure: (fn, payload, error, attempts) => onAsyncFailure(fn, payload, error, attempts),
   });
+  const onAsyncFailure = (fn: DeployedFunction, payload: string, error: unknown, attempts: number): void => {
+    options.log?.warn("asynchronous invocation failed after its retries", { function: fn.name, error: String(error) });
+    const queueUrl = fn.asyncFailureDestination ? deployed?.queueUrlForArn(fn.asyncFailureDestination) : undefined;
+    if (queueUrl) void sendAsyncFailure(sqsAdmin, queueUrl, fn.arn, payload, error, attempts).catch(() => undefined);
+  };
   const executeApi = { target: "" };
   // Lambda's own delivery to a function's OnFailure destination (not a call the function makes).
   const sqsAdmin = new SQSClient({ region: LOCAL_REGION, credentials: ADMIN_CREDENTIALS, endpoint: sqsServer.endpoint });
@@ -339,6 +343,7 @@ async function startEmulators(options: LocalStackOptions, closers: (() => Promis
     sfn,
     secrets,
     executionListeners,
+    onAsyncFailure,
     bindDeployment: (d, keys) => {
       deployed = d;
       keyOf = keys;

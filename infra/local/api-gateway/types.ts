@@ -109,9 +109,21 @@ export interface LocalApiGatewayOptions {
    * `X-Amz-Invocation-Type: 'Event'`, as the CDK stack configures): API Gateway
    * does not wait, so there is no 29 s integration timeout and no error message
    * to the client; the function answers through the Management API within its
-   * own timeout, given here.
+   * own timeout, given here. A failed invocation is retried as Lambda retries
+   * an async event (api-gateway/async-invoke.ts), with the function's
+   * EventInvokeConfig.
    */
-  webSocketAsyncInvocation?: { functionTimeoutMs: number };
+  webSocketAsyncInvocation?: WebSocketAsyncInvocation;
+}
+
+export interface WebSocketAsyncInvocation {
+  functionTimeoutMs: number;
+  /** EventInvokeConfig MaximumRetryAttempts (Lambda's default 2). */
+  maxRetryAttempts?: number;
+  /** Between retries (AWS: about 1 then 2 minutes; default 1 s). */
+  retryDelayMs?: number;
+  /** Retries exhausted: the event, the last failure, how many times it ran (Lambda sends its record to the OnFailure destination). */
+  onRetriesExhausted?(event: WebSocketEvent, error: unknown, attempts: number): void;
 }
 
 export interface LocalApiGateway {
@@ -123,6 +135,8 @@ export interface LocalApiGateway {
   managementEndpoint: string;
   close(): Promise<void>;
   connectionCount(): number;
+  /** Settles when no asynchronous WebSocket invocation is running or waiting for its retry. */
+  asyncIdle(): Promise<void>;
 }
 
 export const DEFAULT_LIMITS: Required<LocalApiGatewayLimits> = {
@@ -143,7 +157,7 @@ export interface GatewaySettings {
   webSocketPath: string;
   limits: Required<LocalApiGatewayLimits>;
   createContext: (functionName: string, timeoutMs: number) => Context;
-  webSocketAsyncInvocation?: { functionTimeoutMs: number };
+  webSocketAsyncInvocation?: WebSocketAsyncInvocation;
   restRoutes: LocalRestRoute[];
   gatewayResponses: Record<string, { statusCode: number; body: string }>;
   connectAuthorizer?: LocalAuthorizer;

@@ -4,6 +4,7 @@ import { WebSocketServer, type RawData, type WebSocket } from "ws";
 import { FrameSizeGuard } from "./frame-guard";
 import { sourceIpOf } from "./http";
 import { newGatewayId } from "./ids";
+import { invokeAsyncWithRetries } from "./async-invoke";
 import { invokeWithTimeout, type InvocationOutcome } from "./invoke";
 import type { GatewaySettings, WebSocketEvent, WebSocketHandler, WebSocketHandlerResult } from "./types";
 import {
@@ -68,6 +69,8 @@ export class WebSocketGateway implements ConnectionRegistry {
   private readonly connections = new Map<string, Connection>();
   private readonly pendingUpgrades = new Set<Duplex>();
   private readonly disconnects = new Set<Promise<void>>();
+  /** Asynchronous message invocations running or waiting for a retry. */
+  private readonly asyncDispatches = new Set<Promise<void>>();
   private readonly chosenProtocols = new WeakMap<IncomingMessage, string>();
   private readonly routes: ReadonlySet<string>;
   private readonly server: WebSocketServer;
@@ -92,6 +95,10 @@ export class WebSocketGateway implements ConnectionRegistry {
 
   connectionCount(): number {
     return this.connections.size;
+  }
+
+  async asyncIdle(): Promise<void> {
+    while (this.asyncDispatches.size > 0) await Promise.all(this.asyncDispatches);
   }
 
   async handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
@@ -217,8 +224,15 @@ export class WebSocketGateway implements ConnectionRegistry {
   private async dispatchMessage(conn: Connection, event: WebSocketEvent): Promise<void> {
     const async = this.settings.webSocketAsyncInvocation;
     if (async) {
-      // Asynchronous invocation: nobody waits, and failures never reach the client.
-      await this.invoke(event, async.functionTimeoutMs);
+      // Asynchronous invocation: nobody waits, and failures never reach the client; Lambda retries them.
+      // The wait is a little longer than the function's timeout, so its own Sandbox.Timedout is what ends it.
+      const done = invokeAsyncWithRetries(() => this.invoke(event, async.functionTimeoutMs + 1000), {
+        maxRetryAttempts: async.maxRetryAttempts ?? 2,
+        retryDelayMs: async.retryDelayMs ?? 1000,
+        onRetriesExhausted: (error, attempts) => async.onRetriesExhausted?.(event, error, attempts),
+      });
+      this.asyncDispatches.add(done);
+      await done.finally(() => this.asyncDispatches.delete(done));
       return;
     }
     const outcome = await this.invoke(event);

@@ -36,6 +36,10 @@ export interface WiringOptions {
   around?: <R>(fn: DeployedFunction, invoke: () => Promise<R>) => Promise<R>;
   log: Log;
   executionListeners: ((event: LocalExecutionEvent) => void)[];
+  /** Asynchronous invocations (the WebSocket method routes): delay between Lambda's retries. */
+  asyncRetryDelayMs?: number;
+  /** An asynchronous invocation ran out of retries (the stack sends Lambda's record to the OnFailure destination). */
+  onAsyncFailure?: (fn: DeployedFunction, payload: string, error: unknown, attempts: number) => void;
 }
 
 export interface Wiring {
@@ -80,6 +84,7 @@ export async function wireTriggers(assembly: LoadedAssembly, deployed: DeployedR
     outputs,
     idle: async () => {
       for (;;) {
+        await gateway.asyncIdle();
         await Promise.all(sources.map((source) => source.idle()));
         await Promise.all(rules.map((rule) => rule.idle()));
         await options.sfn.waitForIdle();
@@ -138,8 +143,18 @@ async function startFrontDoor(entries: Entry[], deployed: DeployedResources, opt
     ...(edgeAuth.connectAuthorizer ? { connectAuthorizer: edgeAuth.connectAuthorizer } : {}),
     webSocketRoutes: routes.map((route) => route.routeKey).filter((key) => !key.startsWith("$")).sort(),
     createContext: (functionName, timeoutMs) => createLambdaContext(functionName, timeoutMs),
-    ...(asyncRoutes.length > 0 ? { webSocketAsyncInvocation: { functionTimeoutMs: wsFn.pool.definition.timeoutSeconds * 1000 } } : {}),
+    ...(asyncRoutes.length > 0 ? { webSocketAsyncInvocation: asyncInvocationOf(wsFn, options) } : {}),
   });
+}
+
+/** The WebSocket async route runs with the function's EventInvokeConfig (retries, OnFailure), as Lambda's async queue does. */
+function asyncInvocationOf(fn: DeployedFunction, options: WiringOptions) {
+  return {
+    functionTimeoutMs: fn.pool.definition.timeoutSeconds * 1000,
+    maxRetryAttempts: fn.maxRetryAttempts,
+    ...(options.asyncRetryDelayMs !== undefined ? { retryDelayMs: options.asyncRetryDelayMs } : {}),
+    onRetriesExhausted: (event: unknown, error: unknown, attempts: number) => options.onAsyncFailure?.(fn, JSON.stringify(event), error, attempts),
+  };
 }
 
 function registerStateMachine(entries: Entry[], deployed: DeployedResources, options: WiringOptions, invoke: (fn: DeployedFunction) => <R>(event: unknown) => Promise<R>) {
