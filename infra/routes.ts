@@ -47,6 +47,17 @@ export const WS_METHOD_ROUTES = [
   // OpenClaw's approval resolve methods (docs/approvals.md).
   "plugin.approval.resolve",
   "exec.approval.resolve",
+  // OpenClaw's TUI (docs/protocol.md, "OpenClaw TUI").
+  "chat.send",
+  "chat.history",
+  "sessions.resolve",
+  "sessions.describe",
+  "sessions.reset",
+  "sessions.patch",
+  "models.list",
+  "commands.list",
+  "status",
+  "config.get",
 ] as const;
 
 export type WsMethodRoute = (typeof WS_METHOD_ROUTES)[number];
