@@ -40,15 +40,21 @@ const ANSWERS: Record<string, z.ZodType> = {
   "chat.abort": z.looseObject({ aborted: z.literal(true), runIds: z.array(z.string()).length(1) }),
 };
 
+/** Bounds only a broken replay: the loaded shared machine can take minutes to run a turn. */
+const WAIT_MS = 300_000;
+
 let stack: LocalStack;
 let oai: FakeOpenAIServer;
 let client: TestWsClient;
 let release: () => void = () => undefined;
+/** What the replay waits for now (printed when it fails). */
+let step = "start";
 
 beforeAll(async () => {
   ({ stack, oai } = await startStackWithFakeOpenAI());
-}, 60_000);
+}, 240_000);
 afterAll(async () => {
+  if (step !== "done") console.error(`replay stopped at: ${step}; frames: ${JSON.stringify(client?.frames.slice(-6))}`);
   release();
   await client?.close();
   await stopStackWithFakeOpenAI({ stack, oai });
@@ -71,7 +77,8 @@ describe("OpenClaw TUI frames, replayed", () => {
     oai.enqueue(chat.stream({ text: ["The answer ", "is ", "forty-two."] }), { kind: "sse", path: CHAT_PATH, body: chatStreamBody({ text: ["Counting: ", "one ", "two"] }), hold: { afterFrames: 2, until: held } });
     const runs: string[] = [];
     for (const request of requests) {
-      if (request.method === "chat.abort") await client.waitFor((f) => f.event === "chat" && f.payload?.runId === runs.at(-1) && f.payload?.state === "delta", 120_000);
+      step = request.method;
+      if (request.method === "chat.abort") await client.waitFor((f) => f.event === "chat" && f.payload?.runId === runs.at(-1) && f.payload?.state === "delta", WAIT_MS);
       const answer = await send(request);
       expect({ method: request.method, id: answer.id, ok: answer.ok }).toEqual({ method: request.method, id: request.id, ok: !NOT_SERVED.has(request.method) });
       if (NOT_SERVED.has(request.method)) {
@@ -83,11 +90,13 @@ describe("OpenClaw TUI frames, replayed", () => {
       if (request.method === "chat.send") {
         runs.push(answer.payload.runId as string);
         // The TUI sent its next request after the first reply ended: so does the replay.
-        if (runs.length === 1) await client.waitFor((f) => f.event === "chat" && f.payload?.runId === runs[0] && f.payload?.state === "final", 120_000);
+        if (runs.length === 1) await client.waitFor((f) => f.event === "chat" && f.payload?.runId === runs[0] && f.payload?.state === "final", WAIT_MS);
       }
     }
     release();
-    await client.waitFor((f) => f.event === "chat" && f.payload?.runId === runs[1] && f.payload?.state === "aborted", 120_000);
+    step = "the aborted event";
+    await client.waitFor((f) => f.event === "chat" && f.payload?.runId === runs[1] && f.payload?.state === "aborted", WAIT_MS);
+    step = "done";
     expect(chatStates(runs[0]!)).toEqual(["delta", "final"]);
     expect(chatStates(runs[1]!).at(-1)).toBe("aborted");
     expect(new Set(chatStates(runs[1]!).slice(0, -1))).toEqual(new Set(["delta"]));
@@ -97,12 +106,12 @@ describe("OpenClaw TUI frames, replayed", () => {
     // The history now holds the first exchange, as the TUI would reload it.
     const history = await client.request("chat.history", { sessionKey: `agent:main:${fixture.session}`, limit: 200 }, 60_000);
     expect(history.payload.messages.map((m: { role: string }) => m.role).slice(0, 2)).toEqual(["user", "assistant"]);
-  }, 600_000);
+  }, 1_200_000);
 });
 
 function send(request: { id: string; method: string; params?: Record<string, unknown> }): Promise<Frame> {
   const params = request.method === "connect" ? { ...request.params, auth: { token: stack.authToken } } : request.params;
-  const answer = client.waitFor((f) => f.type === "res" && f.id === request.id, 120_000);
+  const answer = client.waitFor((f) => f.type === "res" && f.id === request.id, WAIT_MS);
   client.sendRaw(JSON.stringify({ ...request, params }));
   return answer;
 }
