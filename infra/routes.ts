@@ -49,6 +49,17 @@ export const WS_METHOD_ROUTES = [
   "exec.approval.resolve",
   // A client tool's result (docs/client-tools.md).
   "tools.result",
+  // OpenClaw's TUI (docs/protocol.md, "OpenClaw TUI").
+  "chat.send",
+  "chat.history",
+  "sessions.resolve",
+  "sessions.describe",
+  "sessions.reset",
+  "sessions.patch",
+  "models.list",
+  "commands.list",
+  "status",
+  "config.get",
 ] as const;
 
 export type WsMethodRoute = (typeof WS_METHOD_ROUTES)[number];

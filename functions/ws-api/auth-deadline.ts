@@ -46,6 +46,16 @@ export const METHOD_SCOPES: Readonly<Record<string, Scope>> = {
   "plugin.approval.resolve": "operator.approvals",
   "exec.approval.resolve": "operator.approvals",
   "tools.result": "operator.write",
+  "chat.send": "operator.write",
+  "chat.history": "operator.read",
+  "sessions.resolve": "operator.read",
+  "sessions.describe": "operator.read",
+  "sessions.reset": "operator.write",
+  "sessions.patch": "operator.write",
+  "models.list": "operator.read",
+  "commands.list": "operator.read",
+  status: "operator.read",
+  "config.get": "operator.read",
 };
 
 export function scopeOfMethod(method: string): Scope {

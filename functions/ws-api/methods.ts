@@ -4,6 +4,9 @@ import { connectMethod } from "./methods/connect";
 import { toolsResultMethod } from "./methods/tool-results";
 import { chatAbortMethod, eventsReplayMethod, runsAbortMethod } from "./methods/runs";
 import { sessionsHistoryMethod, sessionsListMethod, sessionsSubscribeMethod, sessionsUnsubscribeMethod } from "./methods/sessions";
+import { commandsListMethod, configGetMethod, modelsListMethod, statusMethod } from "./methods/catalog";
+import { chatHistoryMethod, chatSendMethod } from "./methods/chat";
+import { sessionsDescribeMethod, sessionsPatchMethod, sessionsResetMethod, sessionsResolveMethod } from "./methods/session-control";
 import type { Method } from "./methods/types";
 
 export { DEFAULT_WAIT_MS } from "./methods/agent";
@@ -26,6 +29,17 @@ export const AUTHENTICATED_METHODS: Record<string, Method> = {
   "exec.approval.resolve": approvalResolveMethod,
   // A client tool's result (docs/client-tools.md).
   "tools.result": toolsResultMethod,
+  // OpenClaw's TUI (docs/protocol.md, "OpenClaw TUI").
+  "chat.send": chatSendMethod,
+  "chat.history": chatHistoryMethod,
+  "sessions.resolve": sessionsResolveMethod,
+  "sessions.describe": sessionsDescribeMethod,
+  "sessions.reset": sessionsResetMethod,
+  "sessions.patch": sessionsPatchMethod,
+  "models.list": modelsListMethod,
+  "commands.list": commandsListMethod,
+  status: statusMethod,
+  "config.get": configGetMethod,
 };
 
 /** Everything `connect` announces in `hello-ok.features.methods`. */

@@ -11,7 +11,10 @@ import { z } from "zod";
 import { WaitParamsSchema } from "../../functions/ws-api/methods/agent";
 import { ConnectParamsSchema } from "../../functions/ws-api/methods/connect";
 import { AbortParamsSchema, ChatAbortParamsSchema, ReplayParamsSchema } from "../../functions/ws-api/methods/runs";
-import { HistoryParamsSchema, ListParamsSchema, SessionParamsSchema } from "../../functions/ws-api/methods/sessions";
+import { HistoryParamsSchema, ListParamsSchema, SessionParamsSchema, SubscribeParamsSchema } from "../../functions/ws-api/methods/sessions";
+import { ChatHistoryParamsSchema, ChatSendParamsSchema } from "../../functions/ws-api/methods/chat";
+import { CommandsListParamsSchema, ConfigGetParamsSchema, ModelsListParamsSchema, StatusParamsSchema } from "../../functions/ws-api/methods/catalog";
+import { SessionsDescribeParamsSchema, SessionsPatchParamsSchema, SessionsResetParamsSchema, SessionsResolveParamsSchema } from "../../functions/ws-api/methods/session-control";
 import { EVENT_STREAMS } from "../../shared/aws/event-log";
 import { ERROR_CODES } from "../../shared/protocol/errors";
 import { RequestFrameSchema } from "../../shared/protocol/frames";
@@ -25,7 +28,7 @@ export const WS_REQUESTS: Record<string, z.ZodType> = {
   agent: request("agent", WsAgentParamsSchema),
   "agent.wait": request("agent.wait", WaitParamsSchema),
   "agents.list": request("agents.list", z.object({}).loose().optional()),
-  "sessions.subscribe": request("sessions.subscribe", SessionParamsSchema),
+  "sessions.subscribe": request("sessions.subscribe", SubscribeParamsSchema.optional()),
   "sessions.unsubscribe": request("sessions.unsubscribe", SessionParamsSchema),
   "sessions.list": request("sessions.list", ListParamsSchema.optional()),
   "sessions.history": request("sessions.history", HistoryParamsSchema),
@@ -35,6 +38,16 @@ export const WS_REQUESTS: Record<string, z.ZodType> = {
   "plugin.approval.resolve": request("plugin.approval.resolve", ApprovalResolveParamsSchema),
   "exec.approval.resolve": request("exec.approval.resolve", ApprovalResolveParamsSchema),
   "tools.result": request("tools.result", ToolResultParamsSchema),
+  "chat.send": request("chat.send", ChatSendParamsSchema),
+  "chat.history": request("chat.history", ChatHistoryParamsSchema),
+  "sessions.resolve": request("sessions.resolve", SessionsResolveParamsSchema),
+  "sessions.describe": request("sessions.describe", SessionsDescribeParamsSchema),
+  "sessions.reset": request("sessions.reset", SessionsResetParamsSchema),
+  "sessions.patch": request("sessions.patch", SessionsPatchParamsSchema),
+  "models.list": request("models.list", ModelsListParamsSchema.optional()),
+  "commands.list": request("commands.list", CommandsListParamsSchema.optional()),
+  status: request("status", StatusParamsSchema.optional()),
+  "config.get": request("config.get", ConfigGetParamsSchema.optional()),
 };
 
 const ErrorSchema = z.object({ code: z.enum(ERROR_CODES), message: z.string(), details: z.record(z.string(), z.unknown()).optional() });
@@ -59,8 +72,9 @@ const ChatPayload = z.object({
   sessionKey: z.string(),
   agentId: z.string(),
   seq: z.number().int().min(1),
-  state: z.enum(["delta", "final", "error"]),
+  state: z.enum(["delta", "final", "error", "aborted"]),
   deltaText: z.string().optional(),
+  replace: z.boolean().optional(),
   stopReason: z.string().optional(),
   errorMessage: z.string().optional(),
   message: z.object({ role: z.literal("assistant"), content: z.array(z.object({ type: z.literal("text"), text: z.string() })), timestamp: z.number() }).optional(),

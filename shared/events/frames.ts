@@ -29,20 +29,26 @@ export interface ChatPayload {
   sessionKey: string;
   agentId: string;
   seq: number;
-  state: "delta" | "final" | "error";
+  state: "delta" | "final" | "error" | "aborted";
   deltaText?: string;
+  /** The streamed text so far was withdrawn (OpenClaw's full-content refresh delta). */
+  replace?: boolean;
   message?: { role: "assistant"; content: { type: "text"; text: string }[]; timestamp: number };
   stopReason?: string;
   errorMessage?: string;
 }
 
-/** OpenClaw's chat surface: assistant deltas (already coalesced) and one final or error per run. */
+/**
+ * OpenClaw's chat surface: assistant deltas (already coalesced) and one
+ * final, error or (an aborted run, OpenClaw's `ChatAbortedEvent`) aborted per run.
+ */
 export function chatPayloadFor(event: RunEvent): ChatPayload | undefined {
   const base = { runId: event.runId, sessionKey: event.sessionKey, agentId: DEFAULT_AGENT_ID, seq: event.seq };
   const message = (text: string) => ({ role: "assistant" as const, content: [{ type: "text" as const, text }], timestamp: event.ts });
   const data = event.data;
   if (event.stream === "assistant" && typeof data.delta === "string") {
-    return { ...base, state: "delta", deltaText: data.delta, message: message(String(data.text ?? data.delta)) };
+    const replace = data.reset === true ? { replace: true } : {};
+    return { ...base, state: "delta", deltaText: data.delta, ...replace, message: message(String(data.text ?? data.delta)) };
   }
   if (event.stream !== "lifecycle") return undefined;
   if (data.phase === "end") {
@@ -50,6 +56,9 @@ export function chatPayloadFor(event: RunEvent): ChatPayload | undefined {
     const text = payloads.map((p) => (typeof p.text === "string" ? p.text : "")).filter(Boolean).join("\n\n");
     const stopReason = (data.meta as { stopReason?: unknown } | undefined)?.stopReason;
     return { ...base, state: "final", stopReason: typeof stopReason === "string" ? stopReason : "stop", message: message(text) };
+  }
+  if (data.phase === "error" && (data.kind === "aborted" || data.status === "aborted")) {
+    return { ...base, state: "aborted", stopReason: "aborted", errorMessage: typeof data.error === "string" ? data.error : "The run was aborted." };
   }
   if (data.phase === "error") {
     return { ...base, state: "error", errorMessage: typeof data.error === "string" ? data.error : "The run failed." };

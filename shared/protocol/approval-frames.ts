@@ -20,7 +20,21 @@ export const APPROVAL_EVENTS = {
 /** WebSocket methods that resolve an approval: OpenClaw's, both families. */
 export const APPROVAL_RESOLVE_METHODS = ["plugin.approval.resolve", "exec.approval.resolve"] as const;
 
-export const ApprovalResolveParamsSchema = z.object({ id: z.string().min(1), decision: z.enum(APPROVAL_DECISIONS) }).strict();
+/**
+ * `{id, decision}`, plus what OpenClaw 2026.9.6's closed schemas also allow
+ * (`PluginApprovalResolveParamsSchema` / `ExecApprovalResolveParamsSchema` in
+ * the npm package's dist/src-*.mjs): an optional `reviewer` (who decided, for
+ * channel reviews) and, exec only, `grantExpiresInDays` for standing grants.
+ * Both are accepted and not used: our `allow-always` lasts for the session.
+ */
+export const ApprovalResolveParamsSchema = z
+  .object({
+    id: z.string().min(1),
+    decision: z.enum(APPROVAL_DECISIONS),
+    reviewer: z.record(z.string(), z.unknown()).optional(),
+    grantExpiresInDays: z.number().int().min(1).max(3650).optional(),
+  })
+  .strict();
 
 /** The run's own event (`stream: "approval"`), in the event log and on every surface. */
 export function approvalRequestedData(input: ExternalInput) {

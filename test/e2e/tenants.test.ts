@@ -125,6 +125,12 @@ describe("tenant B sees nothing of tenant A", () => {
       "plugin.approval.resolve": { id: `${runA}.apr_guess`, decision: "allow-once" },
       "exec.approval.resolve": { id: `${runA}.apr_guess`, decision: "allow-once" },
       "tools.result": { runId: runA, toolCallId: "call_guess", result: "x" },
+      // OpenClaw's TUI methods (docs/protocol.md, "OpenClaw TUI").
+      "chat.send": { sessionKey: SESSION_A, message: "let me in", idempotencyKey: "b-chat-into-a" },
+      "chat.history": { sessionKey: SESSION_A },
+      "sessions.resolve": { key: SESSION_A },
+      "sessions.reset": { key: SESSION_A },
+      "sessions.patch": { key: SESSION_A },
     };
     for (const [method, params] of Object.entries(calls)) {
       expect({ method, ...(await b.request(method, params)) }).toMatchObject({ ok: false, error: { code: "NOT_FOUND" } });
@@ -133,8 +139,15 @@ describe("tenant B sees nothing of tenant A", () => {
     expect(listed.payload.sessions.map((s: { key: string }) => s.key)).not.toContain(SESSION_A);
     expect(await b.request("sessions.unsubscribe", { sessionKey: SESSION_A })).toMatchObject({ ok: true });
     expect(await b.request("agents.list", {})).toMatchObject({ ok: true });
+    // Another tenant's session reads as one not created yet.
+    expect(await b.request("sessions.describe", { key: SESSION_A })).toMatchObject({ ok: true, payload: { session: null } });
+    const status = await b.request("status");
+    expect(status).toMatchObject({ ok: true });
+    expect(JSON.stringify(status.payload)).not.toContain(SESSION_A);
+    for (const method of ["models.list", "commands.list", "config.get"]) expect({ method, ...(await b.request(method, {})) }).toMatchObject({ ok: true });
     // Every method is covered: one that names no run or session is listed above as harmless.
-    expect(Object.keys(AUTHENTICATED_METHODS).sort()).toEqual([...Object.keys(calls), "sessions.list", "sessions.unsubscribe", "agents.list"].sort());
+    const harmless = ["sessions.list", "sessions.unsubscribe", "agents.list", "sessions.describe", "status", "models.list", "commands.list", "config.get"];
+    expect(Object.keys(AUTHENTICATED_METHODS).sort()).toEqual([...Object.keys(calls), ...harmless].sort());
     const second = await rest("POST", "/v1/agent", keyA, { sessionKey: SESSION_A, message: "second" });
     expect(await waitDone(second.body.runId, keyA)).toBe("ok");
     expect(b.frames.filter((f) => JSON.stringify(f).includes(SESSION_A) && f.type === "event")).toEqual([]);
@@ -150,6 +163,11 @@ describe("scopes", () => {
     const reader = await TestWsClient.open(stack.webSocketUrl, { headers: { authorization: `Bearer ${readOnlyA}` } });
     expect(await reader.request("sessions.history", { sessionKey: SESSION_A })).toMatchObject({ ok: true });
     expect(await reader.request("agent", { sessionKey: SESSION_A, message: "no", idempotencyKey: "ro" })).toMatchObject({ ok: false, error: { code: "FORBIDDEN" } });
+    // The TUI's methods: reads with operator.read, chat.send / sessions.reset / sessions.patch need operator.write.
+    expect(await reader.request("chat.history", { sessionKey: SESSION_A })).toMatchObject({ ok: true });
+    for (const [method, params] of [["chat.send", { sessionKey: SESSION_A, message: "no", idempotencyKey: "ro-chat" }], ["sessions.reset", { key: SESSION_A }], ["sessions.patch", { key: SESSION_A }]] as const) {
+      expect({ method, ...(await reader.request(method, params)) }).toMatchObject({ ok: false, error: { code: "FORBIDDEN" } });
+    }
     await reader.close();
   });
 

@@ -219,6 +219,8 @@ describe("APIs", () => {
       "connect", "agent", "agent.wait", "sessions.subscribe", "sessions.unsubscribe",
       "sessions.list", "sessions.history", "runs.abort", "events.replay", "agents.list", "chat.abort",
       "plugin.approval.resolve", "exec.approval.resolve", "tools.result",
+      "chat.send", "chat.history", "sessions.resolve", "sessions.describe", "sessions.reset", "sessions.patch",
+      "models.list", "commands.list", "status", "config.get",
     ]);
     // Two integrations of the same function: synchronous for $connect/$disconnect, asynchronous for methods.
     template.resourceCountIs("AWS::ApiGatewayV2::Integration", 2);

@@ -12,6 +12,7 @@ import { ApiError } from "../../../shared/protocol/errors";
 import { abortRun, type AbortDeps } from "../../../shared/run/abort";
 import { dedupe } from "../../../shared/core/lanes";
 import { owns, requireOwnedRun, requireOwnedSession } from "../../../shared/tenancy/guard";
+import { chatSessionKey } from "./chat-session-key";
 import type { Method } from "./types";
 
 /** Events re-sent per `events.replay` call; `hasMore` asks the client to call again. */
@@ -62,7 +63,10 @@ export const runsAbortMethod: Method = async (deps, { params, caller }) => {
   return abortRun(deps, runId, reason ?? "runs.abort");
 };
 
-export const ChatAbortParamsSchema = z.object({ sessionKey: SessionKeySchema, runId: RunIdSchema.optional(), agentId: z.string().optional() }).strict();
+/** OpenClaw's `chat.abort` params; `preserveSideRuns` (its TUI) is accepted: we run no side runs. */
+export const ChatAbortParamsSchema = z
+  .object({ sessionKey: SessionKeySchema, runId: RunIdSchema.optional(), agentId: z.string().optional(), preserveSideRuns: z.boolean().optional() })
+  .strict();
 
 /**
  * OpenClaw's `chat.abort` (sent by its CLI on SIGINT/SIGTERM): the named run
@@ -70,7 +74,9 @@ export const ChatAbortParamsSchema = z.object({ sessionKey: SessionKeySchema, ru
  * turns first (so none starts when the running one stops), then its running run.
  */
 export const chatAbortMethod: Method = async (deps, { params, caller }) => {
-  const { sessionKey, runId } = validate(ChatAbortParamsSchema, params);
+  const parsed = validate(ChatAbortParamsSchema, params);
+  const { runId } = parsed;
+  const sessionKey = chatSessionKey(parsed.sessionKey, parsed.agentId);
   if (caller) await requireOwnedSession(deps.db, caller, sessionKey);
   if (runId) {
     const run = await getRun(deps.db, runId);
