@@ -14,7 +14,7 @@ import { TestWsClient } from "../../test/support/ws-client";
 import { isLifecycleEnd } from "../harness";
 import { summarize, type Summary } from "../stats";
 
-interface Started {
+export interface Started {
   child: ChildProcess;
   dataDir: string;
   restUrl: string;
@@ -79,7 +79,8 @@ async function offlineRuns(app: Started, runs: number, warmup: number): Promise<
   return out;
 }
 
-function startApp(): Promise<Started> {
+/** Spawns `npm start`'s entry point on a fresh data folder and waits for its banner. */
+export function startApp(): Promise<Started> {
   const dataDir = mkdtempSync(join(tmpdir(), "agent-runner-bench-"));
   const started = performance.now();
   const child = spawn(process.execPath, ["--import", "tsx", "infra/local/main.ts"], {
@@ -108,7 +109,7 @@ function startApp(): Promise<Started> {
   });
 }
 
-function stopApp(app: Started): Promise<void> {
+export function stopApp(app: Started): Promise<void> {
   return new Promise((resolve) => {
     const done = () => (rmSync(app.dataDir, { recursive: true, force: true }), resolve());
     if (app.child.exitCode !== null) return done();
