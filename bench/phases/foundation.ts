@@ -14,6 +14,9 @@ import { TestWsClient } from "../../test/support/ws-client";
 import { isLifecycleEnd } from "../harness";
 import { summarize, type Summary } from "../stats";
 
+/** Generous: on a loaded machine tsx alone can take tens of seconds to load the graph. */
+const READY_TIMEOUT_MS = 180_000;
+
 export interface Started {
   child: ChildProcess;
   dataDir: string;
@@ -90,7 +93,7 @@ export function startApp(): Promise<Started> {
   });
   let output = "";
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => (child.kill("SIGKILL"), reject(new Error(`npm start did not get ready:\n${output}`))), 60_000);
+    const timer = setTimeout(() => (child.kill("SIGKILL"), reject(new Error(`npm start did not get ready:\n${output}`))), READY_TIMEOUT_MS);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       const rest = /REST base URL : (\S+)/.exec(output);
