@@ -34,7 +34,7 @@ const FIGURES = ["cold-start", "foundation", "memory", "overhead", "openai-clien
 type Figure = (typeof FIGURES)[number];
 
 /** Quiet time before an idle RSS sample: longer than the sandboxes' idle reaping (infra/local/lambda/pool.ts). */
-const IDLE_MS = 15_000;
+const IDLE_MS = 65_000;
 
 const PROFILES = {
   full: {
