@@ -21,8 +21,9 @@ export function benchConfig(model: BenchModelServer): AgentConfig {
   });
 }
 
-export function startBenchStack(model: BenchModelServer, observe?: LocalStackObserver): Promise<LocalStack> {
-  return startLocalStack({ config: benchConfig(model), observe, authToken: "bench-token" });
+/** `functionLogs`: where the functions' log lines go (the cost figure counts their bytes: CloudWatch Logs ingestion). */
+export function startBenchStack(model: BenchModelServer, observe?: LocalStackObserver, functionLogs?: (fn: string, line: string) => void): Promise<LocalStack> {
+  return startLocalStack({ config: benchConfig(model), observe, authToken: "bench-token", ...(functionLogs ? { functionLogs } : {}) });
 }
 
 /** An authenticated WebSocket client (connection setup is never inside a timed window). */
@@ -45,6 +46,9 @@ export interface DrivenRun {
   runTag: string;
   /** Client-side: `agent` request sent -> lifecycle end/error frame received. */
   ms: number;
+  /** performance.now() when the request was sent and when the end frame arrived. */
+  startedAt: number;
+  endedAt: number;
   phase: "end" | "error" | "timeout";
   /** The intake answered `cached: true` (an idempotent repeat: would mean a duplicate). */
   cached: boolean;
@@ -70,9 +74,11 @@ export async function driveRun(client: TestWsClient, spec: RunSpec, patienceMs =
   try {
     const end = await client.waitFor(isLifecycleEnd(runId), patienceMs);
     const phase = end.payload.data.phase as "end" | "error";
-    return { runId, runTag: spec.runTag, ms: performance.now() - started, phase, cached: res.payload.cached === true };
+    const endedAt = performance.now();
+    return { runId, runTag: spec.runTag, ms: endedAt - started, startedAt: started, endedAt, phase, cached: res.payload.cached === true };
   } catch {
-    return { runId, runTag: spec.runTag, ms: performance.now() - started, phase: "timeout", cached: res.payload.cached === true };
+    const endedAt = performance.now();
+    return { runId, runTag: spec.runTag, ms: endedAt - started, startedAt: started, endedAt, phase: "timeout", cached: res.payload.cached === true };
   }
 }
 

@@ -33,6 +33,14 @@ export const PRICES = {
     perConnectionMinute: 0.25 / 1e6,
     perRestRequest: 3.5 / 1e6,
   },
+  cloudWatchLogs: {
+    /** Standard log class, data ingested (Lambda logs and API Gateway access logs go there). */
+    perGbIngested: 0.5,
+  },
+  xray: {
+    /** Traces recorded (the template turns active tracing on by default: context `tracing`). */
+    perTraceRecorded: 5.0 / 1e6,
+  },
   /** LangSmith Deployment (formerly LangGraph Platform): per agent run, plus deployment uptime. */
   langGraphPerRun: 0.005,
 } as const;
@@ -45,6 +53,8 @@ export const PRICE_SOURCES: readonly { what: string; url: string; note: string }
   { what: "DynamoDB", url: "https://aws.amazon.com/dynamodb/pricing/on-demand/", note: "on-demand: $0.625 per 1 M WRU, $0.125 per 1 M RRU" },
   { what: "SQS", url: "https://aws.amazon.com/sqs/pricing/", note: "FIFO: $0.50 per 1 M requests; a request is up to 64 KB" },
   { what: "API Gateway", url: "https://aws.amazon.com/api-gateway/pricing/", note: "WebSocket: $1.00 per 1 M messages (32 KB increments), $0.25 per 1 M connection minutes; REST $3.50 per 1 M" },
+  { what: "CloudWatch Logs", url: "https://aws.amazon.com/cloudwatch/pricing/", note: "Standard logs: $0.50 per GB ingested" },
+  { what: "X-Ray", url: "https://aws.amazon.com/xray/pricing/", note: "$5.00 per 1 M traces recorded; default sampling rule: the first request each second, then 5%" },
   {
     what: "LangGraph Platform",
     url: "https://docs.langchain.com/langsmith/billing",

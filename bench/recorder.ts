@@ -7,6 +7,7 @@
 import { performance } from "node:perf_hooks";
 import { FUNCTION_SPECS, type FunctionKey } from "../infra/functions";
 import type { LocalExecutionEvent } from "../infra/local/step-functions";
+import type { EdgeCall } from "../infra/local/aws-edge";
 import type { LocalStackObserver } from "../infra/local/stack";
 import { diffSnapshots, SdkMeter, type MeterSnapshot } from "../shared/aws/metering";
 
@@ -25,6 +26,15 @@ export interface WindowUsage {
   executionsClosed: number;
   /** Invocations that ran past their function's timeout (Lambda would have killed them). */
   overTimeout: Partial<Record<FunctionKey, number>>;
+  /** What the functions logged (CloudWatch Logs would ingest it): bytes and lines, per function. */
+  logs: Partial<Record<string, { lines: number; bytes: number }>>;
+}
+
+/** One metered call, state entry or invocation at the time it finished (for the latency model's critical path). */
+export interface TimedEvent {
+  at: number;
+  /** `dynamodb:GetItem`, `sqs:SendMessage`, `states:StartExecution`, `execute-api:ManageConnections`, `state:<name>`, `lambda:<key>`. */
+  what: string;
 }
 
 interface Mark {
@@ -32,12 +42,16 @@ interface Mark {
   invocation: number;
   transition: number;
   closed: number;
+  log: number;
 }
 
 export class UsageRecorder {
   readonly meter: SdkMeter | undefined;
   private readonly invocations: { key: FunctionKey; ms: number }[] = [];
   private readonly transitions: string[] = [];
+  private readonly logLines: { fn: string; bytes: number }[] = [];
+  /** Every metered call, state entry and invocation with its finish time (only with `meter`). */
+  readonly timeline: TimedEvent[] = [];
   /** Closed executions per execution name (= run id): more than one would be a duplicated run. */
   readonly executionsByName = new Map<string, number>();
   private closed = 0;
@@ -48,7 +62,7 @@ export class UsageRecorder {
 
   observer(): LocalStackObserver {
     return {
-      ...(this.meter ? { meterCapacity: true, onEdgeCall: (call) => { if (call.principalArn?.includes(":assumed-role/")) this.meter!.recordWire(call); } } : {}),
+      ...(this.meter ? { meterCapacity: true, onEdgeCall: (call) => this.onEdgeCall(call) } : {}),
       onExecutionEvent: (event) => this.onExecutionEvent(event),
       aroundInvoke: async (key, invoke) => {
         const started = performance.now();
@@ -56,13 +70,24 @@ export class UsageRecorder {
           return await invoke();
         } finally {
           this.invocations.push({ key, ms: performance.now() - started });
+          if (this.meter) this.timeline.push({ at: performance.now(), what: `lambda:${key}` });
         }
       },
     };
   }
 
+  /** The stack's `functionLogs` sink: counts what each function logged (the lines are dropped). */
+  readonly logSink = (fn: string, line: string): void => {
+    this.logLines.push({ fn, bytes: Buffer.byteLength(line) + 1 });
+  };
+
   mark(): Mark {
-    return { sdk: this.meter?.snapshot() ?? {}, invocation: this.invocations.length, transition: this.transitions.length, closed: this.closed };
+    return { sdk: this.meter?.snapshot() ?? {}, invocation: this.invocations.length, transition: this.transitions.length, closed: this.closed, log: this.logLines.length };
+  }
+
+  /** The timeline's entries that finished in [from, to] (performance.now() times). */
+  timelineBetween(from: number, to: number): TimedEvent[] {
+    return this.timeline.filter((event) => event.at >= from && event.at <= to);
   }
 
   since(mark: Mark): WindowUsage {
@@ -85,7 +110,25 @@ export class UsageRecorder {
       transitionsByState,
       executionsClosed: this.closed - mark.closed,
       overTimeout,
+      logs: this.logsSince(mark.log),
     };
+  }
+
+  private logsSince(from: number): WindowUsage["logs"] {
+    const logs: WindowUsage["logs"] = {};
+    for (const { fn, bytes } of this.logLines.slice(from)) {
+      const tally = (logs[fn] ??= { lines: 0, bytes: 0 });
+      tally.lines += 1;
+      tally.bytes += bytes;
+    }
+    return logs;
+  }
+
+  private onEdgeCall(call: EdgeCall): void {
+    // Only the functions' calls (their roles); the harness's own admin calls are not the run's.
+    if (!call.principalArn?.includes(":assumed-role/")) return;
+    this.meter!.recordWire(call);
+    this.timeline.push({ at: performance.now(), what: call.action });
   }
 
   private onExecutionEvent(event: LocalExecutionEvent): void {
@@ -98,6 +141,7 @@ export class UsageRecorder {
     if (type === "StateEntered" || type === "StateRetried") {
       const state = (event.event as { state?: { name?: string } }).state?.name ?? "?";
       this.transitions.push(type === "StateRetried" ? `${state} (retry)` : state);
+      if (this.meter) this.timeline.push({ at: performance.now(), what: `state:${state}` });
     }
   }
 }

@@ -11,7 +11,11 @@ import type { FoundationResult } from "./phases/foundation";
 import type { OverheadResult } from "./phases/overhead";
 import type { StreamResult } from "./phases/streaming";
 import type { LevelResult } from "./phases/throughput";
+import type { MemoryResult } from "./phases/memory";
+import type { OpenAiClientResult } from "./phases/openai-client";
+import { DELTA_FLUSH_CHARS, DELTA_FLUSH_MS } from "../shared/events/attempt-sink";
 import { PRICE_SOURCES, PRICES } from "./prices";
+import { goalsSection, latencySection, memorySection, observabilitySection, openAiClientSection } from "./report-goals";
 import { percentile, type Summary } from "./stats";
 
 export interface BenchResults {
@@ -31,6 +35,8 @@ export interface BenchResults {
   throughput?: LevelResult[];
   cost?: CostResult;
   streaming?: StreamResult[];
+  memory?: MemoryResult;
+  openAiClient?: OpenAiClientResult;
 }
 
 const ms = (value: number) => (Number.isFinite(value) ? `${value.toFixed(1)} ms` : "n/a");
@@ -45,10 +51,15 @@ const table = (head: string[], rows: (string | number)[][]) =>
 export function renderReport(results: BenchResults, rawPath: string): string {
   const sections = [
     header(results, rawPath),
+    goalsSection(results),
     results.overhead && overheadSection(results.overhead),
+    results.openAiClient && openAiClientSection(results.openAiClient),
     results.throughput && throughputSection(results.throughput),
     results.cost && costSection(results.cost),
+    observabilitySection(results),
+    latencySection(results),
     results.coldStart && coldStartSection(results.coldStart, results.cost?.memoryMb),
+    results.memory && memorySection(results.memory),
     results.streaming && streamingSection(results.streaming),
     results.foundation && foundationSection(results.foundation),
     pricesSection(),
@@ -173,7 +184,7 @@ function costSection(cost: CostResult): string {
     `- One client connecting (\`$connect\` + \`connect\` frame) costs ${usd(cost.perConnection.per1000Connections.total)} per 1000 connections; it is per client, not per run, and is not in the table.`,
     `- **Model time is Lambda time too**: the attempt Lambda waits (billed) while the model streams. Every second of model streaming adds ${usd(cost.per1000RunsPerModelSecond)} per 1000 runs (1024 MB arm64); the zero-latency model here hides that. A run whose model calls take 10 s in total pays ${usd(cost.per1000RunsPerModelSecond * 10)} per 1000 runs more.`,
     "- Lambda durations are wall-clock times of in-process handlers on loopback emulators on a busy 2-core machine: AWS adds network latency to every DynamoDB/SQS call (a few ms each) and gives a 512 MB function about a third of a vCPU, so real durations are likely longer. Init (cold start) duration is not included; see figure 4.",
-    "- Left out: CloudWatch Logs ingestion, X-Ray, data transfer, DynamoDB storage, the dead-letter queue, the sweeper Lambda (one invocation a minute whatever the traffic), SQS empty receives of the event-source poller (idle cost, also paid with no traffic), and the free tiers.",
+    "- Left out of this table: CloudWatch Logs ingestion and X-Ray (priced in the next table), data transfer, DynamoDB storage, the dead-letter queue, the sweeper Lambda (one invocation a minute whatever the traffic), SQS empty receives of the event-source poller (idle cost, also paid with no traffic), and the free tiers.",
     `- LangGraph Platform charges ${usd(PRICES.langGraphPerRun)} per agent run plus deployment uptime; the AWS figures above are infrastructure cost only (no uptime charge: nothing runs between runs).`,
   ].join("\n");
 }
@@ -238,6 +249,7 @@ function streamingSection(cases: StreamResult[]): string {
     num(c.per1000Tokens.posts),
     c.meanPostBytes,
     num(c.per1000Tokens.eventLogWrites),
+    c.dynamoWriteRequests ?? "n/a",
     num(c.per1000Tokens.writeUnits),
     usd(c.per1000Tokens.dollars),
     usd(c.per1000Tokens.dollars * 1000),
@@ -245,14 +257,23 @@ function streamingSection(cases: StreamResult[]): string {
   return [
     "## 5. Streaming cost",
     "",
-    "One subscribed WebSocket client, one run streaming N tokens (one model delta per word) at a fixed pace. Posts = every `PostToConnection` the run caused (metered): its agent events, the chat events sent alongside them, and the answers to the `agent` request; event-log writes = the run's events in DynamoDB (one conditional put each). The attempt sink coalesces deltas (50 ms or 1024 chars), so the cost per token falls as the model gets faster. WRU counts every write of the run (run record, transcript, lane, event log).",
+    `One subscribed WebSocket client, one run streaming N tokens (one model delta per word) at a fixed pace. Posts = every \`PostToConnection\` the run caused (metered): its agent events, the chat events sent alongside them, and the answers to the \`agent\` request. Events = what the run's event log holds; DynamoDB writes = every write request of the run (run record, transcript, lane, event log), metered. The attempt sink coalesces deltas (${DELTA_FLUSH_MS} ms or ${DELTA_FLUSH_CHARS} chars, \`shared/events/attempt-sink.ts\`), so the cost per token falls as the model gets faster. WRU counts every write of the run.`,
     "",
-    table(["tokens", "pace", "events", "assistant events", "frames the client got", "posts / 1000 tokens", "mean bytes / post", "event-log writes / 1000 tokens", "WRU / 1000 tokens", "WebSocket + WRU $ / 1000 tokens", "same, per 1000 runs of 1000 tokens"], rows),
+    table(["tokens", "pace", "events", "assistant events", "frames the client got", "posts / 1000 tokens", "mean bytes / post", "events / 1000 tokens", "DynamoDB write requests (run)", "WRU / 1000 tokens", "WebSocket + WRU $ / 1000 tokens", "same, per 1000 runs of 1000 tokens"], rows),
     "",
-    "Bytes per post grow with the answer because assistant events carry the text so far (`text`) next to the `delta`, in the frame and in the event-log item alike: the event log's write units grow with the square of the answer length, and a frame passes 32 KB (two WebSocket messages) once the answer does.",
+    textNote(cases),
     "",
-    "Each additional subscriber of the session multiplies the posts (one per event per connection), not the event-log writes. Compare the last column with the per-run cost of figure 3: at model-like paces, streaming a 1000-token answer costs more than the rest of the run.",
+    "Each additional subscriber of the session multiplies the posts (one per event per connection), not the event-log writes. Compare the last column with the per-run cost of figure 3.",
   ].join("\n");
+}
+
+/** What the measured frames say about cumulative text, in words that follow the numbers. */
+function textNote(cases: StreamResult[]): string {
+  const measured = cases.filter((c) => c.framesCarryText !== undefined);
+  if (measured.length === 0) return "";
+  const carry = measured.filter((c) => c.framesCarryText);
+  if (carry.length === 0) return "Assistant frames carry only their `delta` (no text so far), so bytes per post do not grow with the answer; the event log stores deltas too and rebuilds the text when a reader needs it (`shared/aws/event-log.ts`).";
+  return `Assistant frames of ${carry.length} of ${measured.length} cases carry the text so far (\`text\`) next to the \`delta\`, so bytes per post grow with the answer; the event log stores deltas and rebuilds the text when a reader needs it (\`shared/aws/event-log.ts\`).`;
 }
 
 function foundationSection(f: FoundationResult): string {

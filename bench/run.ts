@@ -5,6 +5,7 @@
  *   npm run bench                      full run (~5 min on 2 cores), rewrites BENCHMARKS.md
  *   npm run bench -- --quick           small counts, results in the OS temp folder only
  *   npm run bench -- --only=cost,streaming   some figures (with --quick or --out=FILE)
+ *     figures: cold-start, foundation, memory, overhead, openai-client, throughput, cost, streaming
  *   npm run bench -- --note="..."      a caveat printed at the top of the report
  *   npm run bench -- --render          re-render BENCHMARKS.md from the last full results
  *
@@ -21,14 +22,19 @@ import { BenchModelServer } from "./model-server";
 import { measureColdStart } from "./phases/cold-start";
 import { measureCost } from "./phases/cost";
 import { measureFoundation } from "./phases/foundation";
+import { measureMemory } from "./phases/memory";
+import { measureOpenAiClient } from "./phases/openai-client";
 import { measureOverhead } from "./phases/overhead";
 import { measureStreaming } from "./phases/streaming";
 import { measureThroughput } from "./phases/throughput";
 import { UsageRecorder } from "./recorder";
 import { renderReport, type BenchResults } from "./report";
 
-const FIGURES = ["cold-start", "foundation", "overhead", "throughput", "cost", "streaming"] as const;
+const FIGURES = ["cold-start", "foundation", "memory", "overhead", "openai-client", "throughput", "cost", "streaming"] as const;
 type Figure = (typeof FIGURES)[number];
+
+/** Quiet time before an idle RSS sample: longer than the sandboxes' idle reaping (infra/local/lambda/pool.ts). */
+const IDLE_MS = 65_000;
 
 const PROFILES = {
   full: {
@@ -46,6 +52,8 @@ const PROFILES = {
     ],
     coldStart: { repeats: 5 },
     foundation: { starts: 5, runs: 20, warmup: 3 },
+    memory: { runs: 1000, lanes: 4, idleMs: IDLE_MS, sampleEvery: 100 },
+    openAiClient: { runs: 20, warmup: 3 },
   },
   quick: {
     overhead: { runs: 5, warmup: 2 },
@@ -61,6 +69,8 @@ const PROFILES = {
     ],
     coldStart: { repeats: 1 },
     foundation: { starts: 1, runs: 3, warmup: 1 },
+    memory: { runs: 40, lanes: 2, idleMs: IDLE_MS, sampleEvery: 10 },
+    openAiClient: { runs: 3, warmup: 1 },
   },
 };
 
@@ -126,15 +136,18 @@ async function main(): Promise<void> {
 
   results.coldStart = await step("cold-start", () => measureColdStart(profile.coldStart));
   results.foundation = await step("foundation", () => measureFoundation(profile.foundation));
+  results.memory = await step("memory", () => measureMemory(profile.memory));
 
   const model = await BenchModelServer.start();
   try {
-    if (wants("overhead") || wants("throughput")) {
+    if (wants("overhead") || wants("openai-client") || wants("throughput")) {
       // Timing stack: no SDK metering (it adds work to every call), executions still observed.
       const recorder = new UsageRecorder({ meter: false });
       const stack = await startBenchStack(model, recorder.observer());
       try {
         results.overhead = await step("overhead", () => measureOverhead(stack, model, profile.overhead));
+        await settle(stack);
+        results.openAiClient = await step("openai-client", () => measureOpenAiClient(stack, model, profile.openAiClient));
         await settle(stack);
         results.throughput = await step("throughput", () => measureThroughput(stack, model, recorder, profile.throughput));
       } finally {
@@ -143,7 +156,7 @@ async function main(): Promise<void> {
     }
     if (wants("cost") || wants("streaming")) {
       const recorder = new UsageRecorder({ meter: true });
-      const stack = await startBenchStack(model, recorder.observer());
+      const stack = await startBenchStack(model, recorder.observer(), recorder.logSink);
       try {
         results.cost = await step("cost", () => measureCost(stack, recorder, profile.cost));
         await settle(stack);

@@ -82,10 +82,9 @@ export function createFunction(scope: Construct, spec: FunctionSpec, deps: Funct
 }
 
 /** `run-finalize` -> `RunFinalizeFn` */
-export function constructIdOf(key: string): string {
-  const pascal = key.split("-").map((part) => part.charAt(0).toUpperCase() + part.slice(1));
-  return `${pascal.join("")}Fn`;
-}
+import { constructIdOf } from "./function-keys";
+
+export { constructIdOf };
 
 /**
  * Only where things are and how to log: everything the agent does comes from

@@ -8,9 +8,9 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { App } from "aws-cdk-lib";
-import { FUNCTION_KEYS, FUNCTION_KEY_TAG } from "./functions";
-import { REPO_ROOT, constructIdOf } from "./lambdas";
+import { REPO_ROOT } from "./lambdas";
 import { AgentRunnerStack, STACK_ID } from "./stack";
+import { functionKeysByLogicalId } from "./function-keys";
 
 export type CfnTemplate = { Resources?: Record<string, CfnResource> } & Record<string, unknown>;
 export interface CfnResource {
@@ -54,31 +54,7 @@ function readCdkJsonContext(): Record<string, unknown> {
   return cdkJson.context ?? {};
 }
 
-/** `Fn::GetAtt [logicalId, Arn]` of every Lambda function -> its key, from our tag or the construct path. */
-export function functionKeysByLogicalId(template: object): Record<string, string> {
-  const keys: Record<string, string> = {};
-  for (const [logicalId, resource] of Object.entries(resourcesOf(template))) {
-    if (resource.Type !== "AWS::Lambda::Function") continue;
-    const key = keyFromTags(resource) ?? keyFromPath(resource);
-    if (key) keys[logicalId] = key;
-  }
-  return keys;
-}
-
-function keyFromTags(resource: CfnResource): string | undefined {
-  const tags = resource.Properties?.Tags;
-  if (!Array.isArray(tags)) return undefined;
-  const tag = tags.find((t): t is { Key: string; Value: string } => isRecord(t) && t.Key === FUNCTION_KEY_TAG);
-  return tag?.Value;
-}
-
-/** Fallback: `AgentRunner/RunFinalizeFn/Resource` -> `run-finalize`. */
-function keyFromPath(resource: CfnResource): string | undefined {
-  const path = resource.Metadata?.["aws:cdk:path"];
-  if (typeof path !== "string") return undefined;
-  const constructId = path.split("/").at(-2);
-  return FUNCTION_KEYS.find((key) => constructIdOf(key) === constructId);
-}
+export { functionKeysByLogicalId } from "./function-keys";
 
 export interface RenderOptions {
   region: string;

@@ -11,8 +11,10 @@ import type { LocalStack } from "../../infra/local/stack";
 import type { TestWsClient } from "../../test/support/ws-client";
 import { configuredMemory, costOfRun, costPerModelSecond, scaleBreakdown, usagePerRun, type CostBreakdown, type RunUsage } from "../cost";
 import { closeAll, driveRun, openClient, type DrivenRun } from "../harness";
+import { modelLatency, type LatencyModel } from "../latency-model";
+import { observabilityCost, type ObservabilityCost } from "../observability-cost";
 import { PRICES } from "../prices";
-import type { UsageRecorder, WindowUsage } from "../recorder";
+import type { TimedEvent, UsageRecorder, WindowUsage } from "../recorder";
 import { COST_SHAPES, type Shape } from "../shapes";
 
 export interface ShapeCost {
@@ -22,6 +24,14 @@ export interface ShapeCost {
   window: WindowUsage;
   usagePerRun: RunUsage;
   per1000Runs: CostBreakdown;
+  /** DynamoDB requests per run (every call, refused conditional writes included). */
+  dynamoRequestsPerRun: number;
+  /** CloudWatch Logs (function lines measured, the rest modelled) and X-Ray (modelled) per run. */
+  observability: ObservabilityCost;
+  /** Sequential shapes only: the AWS latency model over each run's critical path. */
+  latency?: LatencyModel;
+  /** Client-side run time on this (metered) stack, mean over the window. */
+  localRunMs: number;
 }
 
 export interface CostResult {
@@ -52,7 +62,13 @@ export async function measureCost(stack: LocalStack, recorder: UsageRecorder, op
       const window = recorder.since(mark);
       const connectionMinutes = driven.reduce((sum, run) => sum + run.ms, 0) / 60_000;
       const usage = usagePerRun(window, runs, { inboundMessages: runs, connectionMinutes });
+      const invocations = Object.values(usage.lambda).reduce((sum, tally) => sum + (tally?.invocations ?? 0), 0);
+      const logBytes = Object.values(window.logs).reduce((sum, tally) => sum + (tally?.bytes ?? 0), 0) / runs;
       shapes.push({
+        dynamoRequestsPerRun: dynamoRequests(window) / runs,
+        observability: observabilityCost({ functionLogBytes: logBytes, invocations, apiRequests: 1 }, PRICES),
+        ...(concurrent ? {} : { latency: modelLatency(driven.map((run) => criticalPath(recorder, run))) }),
+        localRunMs: driven.reduce((sum, run) => sum + run.ms, 0) / runs,
         shape,
         runs,
         failures: driven.filter((run) => run.phase !== "end").length,
@@ -106,4 +122,20 @@ async function measureConnection(stack: LocalStack, recorder: UsageRecorder, cli
   // The client sent one frame (`connect`); `$connect` is the upgrade, not a message.
   const usage = usagePerRun(window, 1, { inboundMessages: 1, connectionMinutes: 0 });
   return { window, usage, per1000Connections: scaleBreakdown(costOfRun(usage, configuredMemory(), PRICES), 1000) };
+}
+
+function dynamoRequests(window: WindowUsage): number {
+  return Object.entries(window.sdk)
+    .filter(([key]) => key.startsWith("dynamodb:"))
+    .reduce((sum, [, tally]) => sum + tally.calls, 0);
+}
+
+/**
+ * What finished between the run's request and its end frame. The event-source
+ * poller's receives are polling, not the run (most come back empty): exactly
+ * one receive, the one that delivered the run's message, is on its path.
+ */
+function criticalPath(recorder: UsageRecorder, run: DrivenRun): TimedEvent[] {
+  const calls = recorder.timelineBetween(run.startedAt, run.endedAt).filter((event) => event.what !== "sqs:ReceiveMessage");
+  return [...calls, { at: run.startedAt, what: "sqs:ReceiveMessage" }];
 }

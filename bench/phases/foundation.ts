@@ -14,7 +14,10 @@ import { TestWsClient } from "../../test/support/ws-client";
 import { isLifecycleEnd } from "../harness";
 import { summarize, type Summary } from "../stats";
 
-interface Started {
+/** Generous: on a loaded machine tsx alone can take tens of seconds to load the graph. */
+const READY_TIMEOUT_MS = 180_000;
+
+export interface Started {
   child: ChildProcess;
   dataDir: string;
   restUrl: string;
@@ -79,7 +82,8 @@ async function offlineRuns(app: Started, runs: number, warmup: number): Promise<
   return out;
 }
 
-function startApp(): Promise<Started> {
+/** Spawns `npm start`'s entry point on a fresh data folder and waits for its banner. */
+export function startApp(): Promise<Started> {
   const dataDir = mkdtempSync(join(tmpdir(), "agent-runner-bench-"));
   const started = performance.now();
   const child = spawn(process.execPath, ["--import", "tsx", "infra/local/main.ts"], {
@@ -89,7 +93,7 @@ function startApp(): Promise<Started> {
   });
   let output = "";
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => (child.kill("SIGKILL"), reject(new Error(`npm start did not get ready:\n${output}`))), 60_000);
+    const timer = setTimeout(() => (child.kill("SIGKILL"), reject(new Error(`npm start did not get ready:\n${output}`))), READY_TIMEOUT_MS);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       const rest = /REST base URL : (\S+)/.exec(output);
@@ -108,7 +112,7 @@ function startApp(): Promise<Started> {
   });
 }
 
-function stopApp(app: Started): Promise<void> {
+export function stopApp(app: Started): Promise<void> {
   return new Promise((resolve) => {
     const done = () => (rmSync(app.dataDir, { recursive: true, force: true }), resolve());
     if (app.child.exitCode !== null) return done();

@@ -3,7 +3,7 @@
  * streams N tokens (one model delta per word) at a given pace; counted:
  * WebSocket posts (every PostToConnection, metered) and event-log writes (the
  * run's events in DynamoDB), per 1000 tokens. Deltas are coalesced by the
- * attempt sink (50 ms / 1024 chars), so the pace matters as much as the count.
+ * attempt sink (DELTA_FLUSH_MS / DELTA_FLUSH_CHARS), so the pace matters as much as the count.
  */
 import type { LocalStack } from "../../infra/local/stack";
 import { readEvents } from "../../shared/aws/event-log";
@@ -31,6 +31,10 @@ export interface StreamResult extends StreamCase {
   /** What the client received, by kind (`event:agent`, `event:chat`, `res`). */
   frames: Record<string, number>;
   eventLogWrites: number;
+  /** Every DynamoDB write request of the run (run record, transcript, lane, event log). */
+  dynamoWriteRequests: number;
+  /** Some assistant frame carried the text so far (`text` longer than its `delta`). */
+  framesCarryText: boolean;
   writeUnits: number;
   per1000Tokens: { posts: number; eventLogWrites: number; writeUnits: number; dollars: number };
 }
@@ -72,6 +76,8 @@ export async function measureStreaming(stack: LocalStack, model: BenchModelServe
         meanPostBytes: posts ? Math.round((window.sdk["apigw-management:PostToConnection"]?.bytes ?? 0) / posts) : 0,
         frames,
         eventLogWrites: events.length,
+        dynamoWriteRequests: writeRequests(window.sdk),
+        framesCarryText: carriesText(client.frames.slice(seenFrames), run.runId),
         writeUnits,
         per1000Tokens: { posts: posts * scale, eventLogWrites: events.length * scale, writeUnits: writeUnits * scale, dollars: dollars * scale },
       });
@@ -90,4 +96,17 @@ function framesOf(frames: Frame[], runId: string): Record<string, number> {
     counts[kind] = (counts[kind] ?? 0) + 1;
   }
   return counts;
+}
+
+const WRITE_OPERATIONS = ["PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"];
+
+function writeRequests(sdk: Record<string, { calls: number }>): number {
+  return WRITE_OPERATIONS.reduce((sum, op) => sum + (sdk[`dynamodb:${op}`]?.calls ?? 0), 0);
+}
+
+function carriesText(frames: Frame[], runId: string): boolean {
+  return frames.some((frame) => {
+    const data = frame.payload?.data as { text?: unknown; delta?: unknown } | undefined;
+    return frame.type === "event" && frame.payload?.runId === runId && frame.payload?.stream === "assistant" && typeof data?.text === "string" && data.text.length > String(data.delta ?? "").length;
+  });
 }

@@ -15,7 +15,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { isOfflineModel } from "../../shared/providers/registry";
+import { isOfflineModel } from "../../shared/providers/model-refs";
 import { consoleLog } from "./console-log";
 import { LOCAL_REGION, startLocalStack, type LocalStack } from "./stack";
 

@@ -7,14 +7,13 @@
  * running the asset CDK staged, every SDK call through the IAM-enforcing
  * edge. The tested system is the deployed system.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { randomBytes } from "node:crypto";
 import { Worker } from "node:worker_threads";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
-import { App } from "aws-cdk-lib";
 import type { AgentConfig } from "../../shared/config/config";
 import { putApiKey } from "../../shared/aws/api-keys";
 import { buildAppDeps, type AppDeps } from "../../shared/runtime/app-deps";
@@ -22,8 +21,10 @@ import type { RuntimeConfig } from "../../shared/config/runtime";
 import { silentLog, type Log } from "../../shared/run/deps";
 import { withCapacityRequestBody } from "../../shared/aws/metering";
 import type { FunctionKey } from "../functions";
-import { AgentRunnerStack, STACK_ID } from "../stack";
-import { functionKeysByLogicalId } from "../synth";
+import { functionKeysByLogicalId } from "../function-keys";
+import { resolveAgentConfig } from "../agent-config";
+import { assemblyCacheKey, cachedAssembly, commitAssembly, COMPLETE_MARKER, stagingFolder, synthContext } from "./assembly-cache";
+import type { Synthesized, SynthesizeOptions } from "./synthesize";
 import { startAwsEdge, type AwsEdge, type EdgeCall } from "./aws-edge";
 import { loadAssembly, type LoadedAssembly } from "./deploy/assembly";
 import { deployResources, type DeployedFunction, type DeployedResources } from "./deploy/deploy";
@@ -37,6 +38,7 @@ import { recoverAfterRestart, type Recovery } from "./recovery";
 import { edgeFaults, invokeFaults, type FaultPlan } from "./faults-wiring";
 
 export const LOCAL_REGION = "us-east-1";
+const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 export const LOCAL_ACCOUNT = "000000000000";
 /** Local tooling's identity on the edge (tests, the CLI, the deployer): every call allowed. */
 export const ADMIN_CREDENTIALS = { accessKeyId: "local", secretAccessKey: "local" };
@@ -115,10 +117,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const closers: (() => Promise<void>)[] = [];
   const log = options.log ?? silentLog;
   try {
-    const synthesizing = options.assemblyDir ? undefined : options.synthInWorker ? synthesizeInWorker(options) : Promise.resolve(synthesizeAssembly(options));
+    const synthesizing = options.assemblyDir ? undefined : prepareAssembly(options);
+    // Rejections surface at the await below; until then the emulators start.
+    synthesizing?.catch(() => undefined);
     const emulators = await startEmulators(options, closers);
     const synthesized = await synthesizing;
-    if (synthesized) closers.unshift(async () => rmSync(synthesized.dir, { recursive: true, force: true }));
+    if (synthesized && !synthesized.cached) closers.unshift(async () => rmSync(synthesized.dir, { recursive: true, force: true }));
     const assembly = loadAssembly(options.assemblyDir ?? synthesized!.dir);
     const deployed = await deployResources(assembly, {
       region: LOCAL_REGION,
@@ -184,27 +188,40 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   }
 }
 
-interface Synthesized {
-  dir: string;
-  secretValues: Record<string, string>;
-  config: AgentConfig;
+/**
+ * The cloud assembly to deploy. With a data folder (npm start) it comes from
+ * the assembly cache when nothing synthesis reads has changed, else it is
+ * synthesized into the cache; without one (tests), into a temporary folder.
+ */
+async function prepareAssembly(options: LocalStackOptions): Promise<Synthesized & { cached: boolean }> {
+  const synthOptions: SynthesizeOptions = { config: options.config, configFile: options.configFile, env: options.env ?? process.env };
+  const synthesize = (outdir?: string) => (options.synthInWorker ? synthesizeInWorker(synthOptions, outdir) : synthesizeInProcess(synthOptions, outdir));
+  if (!options.dataDir) return { ...(await synthesize()), cached: false };
+  const resolved = resolveAgentConfig({ config: options.config ?? options.configFile, processEnv: synthOptions.env });
+  const cacheRoot = join(options.dataDir, "assembly-cache");
+  const key = assemblyCacheKey({ repoRoot: REPO_ROOT, resolved, context: synthContext(options.configFile) });
+  const hit = cachedAssembly(cacheRoot, key);
+  if (hit) return { dir: hit, secretValues: resolved.secretValues, config: resolved.config, cached: true };
+  const staging = stagingFolder(cacheRoot, key);
+  try {
+    const synthesized = await synthesize(staging);
+    writeFileSync(join(staging, COMPLETE_MARKER), `${JSON.stringify({ key, synthesizedAt: new Date().toISOString() })}\n`);
+    return { ...synthesized, dir: commitAssembly(cacheRoot, key, staging), cached: true };
+  } catch (error) {
+    rmSync(staging, { recursive: true, force: true });
+    throw error;
+  }
 }
 
-/** The CDK app, synthesized in this process into a fresh cloud assembly (bundles come from the cache). */
-export function synthesizeAssembly(options: Pick<LocalStackOptions, "config" | "configFile" | "env">, outdir?: string): Synthesized {
-  const dir = outdir ?? mkdtempSync(join(tmpdir(), "agent-runner-assembly-"));
-  const env = options.env ?? process.env;
-  const context: Record<string, unknown> = { ...cdkJsonContext() };
-  if (options.configFile) context.config = options.configFile;
-  const app = new App({ outdir: dir, context });
-  const stack = new AgentRunnerStack(app, STACK_ID, { processEnv: env, configObject: options.config as Record<string, unknown> | undefined });
-  app.synth();
-  return { dir, secretValues: stack.runner.agentConfig.secretValues, config: stack.runner.agentConfig.config };
+/** In this thread (tests): aws-cdk-lib is loaded only here, on first use. */
+async function synthesizeInProcess(options: SynthesizeOptions, outdir?: string): Promise<Synthesized> {
+  const { synthesizeAssembly } = await import("./synthesize");
+  return synthesizeAssembly(options, outdir);
 }
 
-function synthesizeInWorker(options: Pick<LocalStackOptions, "config" | "configFile" | "env">): Promise<Synthesized> {
+function synthesizeInWorker(options: SynthesizeOptions, outdir?: string): Promise<Synthesized> {
   const worker = new Worker(new URL("./synth-worker.mjs", import.meta.url), {
-    workerData: { config: options.config, configFile: options.configFile, env: { ...(options.env ?? process.env) } },
+    workerData: { config: options.config, configFile: options.configFile, env: { ...(options.env ?? process.env) }, ...(outdir ? { outdir } : {}) },
   });
   return new Promise<Synthesized>((resolve, reject) => {
     worker.once("message", (synthesized: Synthesized) => {
@@ -214,11 +231,6 @@ function synthesizeInWorker(options: Pick<LocalStackOptions, "config" | "configF
     worker.once("error", reject);
     worker.once("exit", (code) => code !== 0 && reject(new Error(`synthesis worker exited with ${code}`)));
   });
-}
-
-function cdkJsonContext(): Record<string, unknown> {
-  // Same feature flags as `cdk synth`, so both paths produce the same template.
-  return { "@aws-cdk/core:stackRelativeExports": true };
 }
 
 /** Keys never enter the template: a local deploy fills the local secret from the environment and the config's own keys. */

@@ -4,6 +4,7 @@
  * instead of staying in the long-lived process.
  */
 import { parentPort, workerData } from "node:worker_threads";
-import { synthesizeAssembly } from "./stack";
+import { synthesizeAssembly } from "./synthesize";
 
-parentPort?.postMessage(synthesizeAssembly(workerData as Parameters<typeof synthesizeAssembly>[0]));
+const { outdir, ...options } = workerData as Parameters<typeof synthesizeAssembly>[0] & { outdir?: string };
+parentPort?.postMessage(synthesizeAssembly(options, outdir));

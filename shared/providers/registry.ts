@@ -5,6 +5,9 @@ import { createOpenAIChatProvider } from "./openai-chat";
 import { createOpenAIResponsesProvider } from "./openai-responses";
 import type { ModelProvider } from "./types";
 
+// Re-exported for callers that also resolve providers; routing code imports model-refs.ts directly.
+export { isOfflineModel, modelChain } from "./model-refs";
+
 export interface ResolvedModel {
   provider: ModelProvider;
   /** Model id without the provider prefix. */
@@ -28,11 +31,6 @@ export function resolveModel(config: AgentConfig, ref: string): ResolvedModel {
   return { provider: providerFor(config, providerId), model, ref };
 }
 
-/** The chain the outer loop walks on failover: the run's model, then the configured fallbacks. */
-export function modelChain(config: AgentConfig, primary: string): string[] {
-  return [primary, ...config.fallbackModels.filter((ref) => ref !== primary)];
-}
-
 function providerFor(config: AgentConfig, providerId: string): ModelProvider {
   const timeoutMs = (seconds?: number) => (seconds ? seconds * 1000 : undefined);
   switch (providerId) {
@@ -52,6 +50,3 @@ function providerFor(config: AgentConfig, providerId: string): ModelProvider {
   }
 }
 
-export function isOfflineModel(ref: string): boolean {
-  return ref.startsWith(`${OFFLINE_PROVIDER_ID}/`);
-}

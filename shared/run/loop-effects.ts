@@ -5,7 +5,7 @@ import { contextChars, estimateTokens } from "../core/context-budget";
 import type { Step } from "../core/decide-steps";
 import type { AttemptOutcome, LoopState } from "../core/run-loop";
 import { modelHistory } from "../core/session-view";
-import { modelChain } from "../providers/registry";
+import { modelChain } from "../providers/model-refs";
 import type { RunDeps } from "./deps";
 import type { Prelude } from "./attempt-prelude";
 import { providerOf } from "./profiles";

@@ -1,6 +1,6 @@
 import type { AgentConfig } from "../config/config";
 import type { AuthProfileConfig } from "../config/loop-config";
-import { modelChain } from "../providers/registry";
+import { modelChain } from "../providers/model-refs";
 
 /**
  * Auth profiles and context windows of the models in a run's chain, from

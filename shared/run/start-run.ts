@@ -4,7 +4,7 @@ import { getRun, markRunning, recordUserEntry, TERMINAL_STATUSES, type RunRecord
 import { RunNotFoundError } from "../aws/errors";
 import { touchSession } from "../aws/sessions";
 import { initialLoopState, type FinalizeDecision, type LoopState } from "../core/run-loop";
-import { modelChain } from "../providers/registry";
+import { modelChain } from "../providers/model-refs";
 import { openRunEmitter } from "./invocation-memo";
 import { depsForConfigVersion, type RunDeps } from "./deps";
 import type { LoopPointer } from "./pointer";

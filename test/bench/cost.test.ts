@@ -59,6 +59,7 @@ describe("cost arithmetic", () => {
       transitionsByState: {},
       executionsClosed: 2,
       overTimeout: {},
+      logs: {},
     };
     const usage = usagePerRun(window, 2, { inboundMessages: 2, connectionMinutes: 0.1 });
     expect(usage).toEqual({

@@ -6,6 +6,9 @@
  * starts). A sandbox that outlives the function's Timeout is stopped, like
  * Lambda's, and the caller gets `Sandbox.Timedout` with Lambda's message.
  * The event and the result cross the boundary as JSON (6 MB each way).
+ * A sandbox idle for SANDBOX_IDLE_MS is stopped (Lambda reaps idle execution
+ * environments too, after minutes): the local stack's memory goes back to its
+ * idle size between bursts instead of keeping every sandbox it ever needed.
  */
 import { randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
@@ -13,6 +16,8 @@ import { Worker } from "node:worker_threads";
 import { LambdaFunctionError, LambdaServiceError, LAMBDA_SYNC_PAYLOAD_LIMIT_BYTES, LAMBDA_TIMEOUT_ERROR_TYPE, LAMBDA_RESPONSE_TOO_LARGE_ERROR_TYPE, type LambdaErrorPayload } from "../lambda-context";
 
 const BOOTSTRAP = fileURLToPath(new URL("./bootstrap.mjs", import.meta.url));
+/** How long an idle sandbox stays warm. Lambda keeps them for minutes; locally memory is the scarcer resource. */
+export const SANDBOX_IDLE_MS = 60_000;
 
 export interface FunctionDefinition {
   name: string;
@@ -34,6 +39,8 @@ export type LogSink = (functionName: string, line: string) => void;
 interface Sandbox {
   worker: Worker;
   busy: boolean;
+  /** Set while the sandbox is idle: stops it after SANDBOX_IDLE_MS. */
+  reaper?: NodeJS.Timeout;
   pending?: { requestId: string; resolve: (json: string) => void; reject: (error: Error) => void; timer: NodeJS.Timeout; onChunk?: (chunk: Buffer) => void };
 }
 
@@ -50,7 +57,13 @@ export class FunctionPool {
   constructor(
     readonly definition: FunctionDefinition,
     private readonly logSink: LogSink,
+    private readonly idleMs = SANDBOX_IDLE_MS,
   ) {}
+
+  /** Sandboxes alive now, busy or idle (tests read it). */
+  sandboxCount(): number {
+    return this.sandboxes.size;
+  }
 
   /** A synchronous (RequestResponse) invocation: the result as JSON text, or a LambdaFunctionError. */
   async invokeJson(payloadJson: string): Promise<string> {
@@ -128,6 +141,7 @@ export class FunctionPool {
 
   async close(): Promise<void> {
     this.closed = true;
+    for (const sandbox of this.sandboxes) clearTimeout(sandbox.reaper);
     await Promise.all([...this.sandboxes].map((sandbox) => sandbox.worker.terminate().catch(() => undefined)));
     this.sandboxes.clear();
   }
@@ -137,6 +151,8 @@ export class FunctionPool {
       if (this.closed) throw new LambdaServiceError("ResourceNotFoundException", `Function not found: ${this.definition.arn}`);
       const idle = [...this.sandboxes].find((s) => !s.busy);
       if (idle) {
+        clearTimeout(idle.reaper);
+        idle.reaper = undefined;
         idle.busy = true;
         return idle;
       }
@@ -151,7 +167,18 @@ export class FunctionPool {
 
   private release(sandbox: Sandbox): void {
     sandbox.busy = false;
+    if (this.sandboxes.has(sandbox) && !this.closed) {
+      sandbox.reaper = setTimeout(() => this.reap(sandbox), this.idleMs);
+      sandbox.reaper.unref();
+    }
     this.waiting.shift()?.();
+  }
+
+  /** Stops a sandbox that stayed idle; the next invocation starts a fresh one (a cold start). */
+  private reap(sandbox: Sandbox): void {
+    if (sandbox.busy || !this.sandboxes.has(sandbox)) return;
+    this.sandboxes.delete(sandbox);
+    void sandbox.worker.terminate().catch(() => undefined);
   }
 
   private spawn(): Sandbox {

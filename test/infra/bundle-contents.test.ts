@@ -1,0 +1,81 @@
+import { buildSync, type Metafile } from "esbuild";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { FUNCTION_SPECS, type FunctionKey } from "../../infra/functions";
+import { REPO_ROOT } from "../../infra/lambdas";
+
+/** The functions that call a model; every other bundle must not carry a model SDK. */
+const MODEL_FUNCTIONS: readonly FunctionKey[] = ["attempt"];
+const MODEL_SDKS = ["node_modules/openai/", "node_modules/@anthropic-ai/sdk/"];
+
+/** What each entry pulls in, from esbuild's metafile (the bundler infra/bundle.ts uses, same resolution). */
+function inputsOf(entries: Record<string, string>): Record<string, string[]> {
+  const result = buildSync({
+    entryPoints: Object.fromEntries(Object.entries(entries).map(([name, file]) => [name, join(REPO_ROOT, file)])),
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node22",
+    mainFields: ["module", "main"],
+    outdir: "/nonexistent-out",
+    write: false,
+    metafile: true,
+    logLevel: "silent",
+    absWorkingDir: REPO_ROOT,
+  });
+  const metafile = result.metafile as Metafile;
+  return Object.fromEntries(
+    Object.values(metafile.outputs)
+      .filter((output) => output.entryPoint)
+      .map((output) => [Object.keys(entries).find((name) => join(REPO_ROOT, entries[name]).endsWith(output.entryPoint!))!, Object.keys(output.inputs)]),
+  );
+}
+
+describe("what the function bundles pull in", () => {
+  const entries = Object.fromEntries(Object.values(FUNCTION_SPECS).map((spec) => [spec.key, spec.entry]));
+  const inputs = inputsOf(entries);
+
+  it.each(Object.keys(entries).filter((key) => !MODEL_FUNCTIONS.includes(key as FunctionKey)))("%s carries no model SDK (it never calls a model)", (key) => {
+    const sdkFiles = inputs[key].filter((file) => MODEL_SDKS.some((sdk) => file.includes(sdk)));
+    expect(sdkFiles).toEqual([]);
+  });
+
+  it("the attempt bundle still carries the model SDKs it calls", () => {
+    expect(inputs.attempt.some((file) => file.includes("node_modules/openai/"))).toBe(true);
+  });
+});
+
+describe("what `npm start` loads before it synthesizes", () => {
+  it("its static import graph holds neither aws-cdk-lib nor a model SDK (synthesis is a dynamic import, in a worker or cached)", () => {
+    const graph = buildSync({
+      entryPoints: [join(REPO_ROOT, "infra/local/main.ts")],
+      bundle: true,
+      platform: "node",
+      format: "esm",
+      write: false,
+      metafile: true,
+      logLevel: "silent",
+      outfile: "/nonexistent-out/main.mjs",
+      // Left unbundled (the synthesis path would pull in all of it); imports of it still show in the graph.
+      external: ["esbuild", "fsevents", "aws-cdk-lib", "aws-cdk-lib/*", "constructs"],
+      absWorkingDir: REPO_ROOT,
+    }).metafile!;
+    const entry = Object.keys(graph.inputs).find((file) => file.endsWith("infra/local/main.ts"))!;
+    const reached = new Set<string>();
+    const cdkImports: string[] = [];
+    const pending = [entry];
+    while (pending.length > 0) {
+      const file = pending.pop()!;
+      if (reached.has(file)) continue;
+      reached.add(file);
+      for (const imported of graph.inputs[file]?.imports ?? []) {
+        if (imported.kind === "dynamic-import") continue;
+        if (imported.external) {
+          if (/^(aws-cdk-lib|constructs)(\/|$)/.test(imported.path)) cdkImports.push(`${file} -> ${imported.path}`);
+        } else pending.push(imported.path);
+      }
+    }
+    expect(cdkImports).toEqual([]);
+    expect([...reached].filter((file) => MODEL_SDKS.some((sdk) => file.includes(sdk)))).toEqual([]);
+  });
+});
