@@ -25,6 +25,10 @@ async function main(): Promise<void> {
       acks.push((await postTelegram(env.stack, telegramUpdate(`ping ${i}`, { id: 9000 + i, type: "private" }, { id: 9000 + i }))).ms);
       hookAcks.push((await postHook(env.stack, { text: `ping ${i}`, from: `bench-${i}` })).ms);
     }
+    const fmt = (v: number) => v.toFixed(1);
+    // Printed before the streaming phase: a slow answer on a loaded machine must not lose these figures.
+    console.log(`telegram ack ms: median ${fmt(percentile(acks, 50))}, p95 ${fmt(percentile(acks, 95))} (n=${acks.length})`);
+    console.log(`hook ack ms:     median ${fmt(percentile(hookAcks, 50))}, p95 ${fmt(percentile(hookAcks, 95))} (n=${hookAcks.length})`);
     await env.stack.idle();
     const edits: number[] = [];
     const sends: number[] = [];
@@ -39,9 +43,6 @@ async function main(): Promise<void> {
       edits.push(env.telegram.method("editMessageText").filter((c) => c.body.chat_id === String(chatId)).length);
       sends.push(env.telegram.method("sendMessage").filter((c) => c.body.chat_id === String(chatId)).length);
     }
-    const fmt = (v: number) => v.toFixed(1);
-    console.log(`telegram ack ms: median ${fmt(percentile(acks, 50))}, p95 ${fmt(percentile(acks, 95))} (n=${acks.length})`);
-    console.log(`hook ack ms:     median ${fmt(percentile(hookAcks, 50))}, p95 ${fmt(percentile(hookAcks, 95))} (n=${hookAcks.length})`);
     console.log(`edits per streamed answer (editIntervalMs 1000, ~5 s stream): ${edits.join(", ")}; sendMessage per answer: ${sends.join(", ")}`);
   } finally {
     await stopChannelStack(env);
