@@ -1,6 +1,5 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import middy from "@middy/core";
-import { processPartialResponse, SqsFifoPartialProcessorAsync } from "@aws-lambda-powertools/batch";
 import { recordDispatchFailure } from "../../shared/aws/dispatch-failures";
 import { getRun } from "../../shared/aws/runs";
 import { RunQueueMessageSchema } from "../../shared/aws/run-queue";
@@ -13,9 +12,13 @@ export { PoisonMessageError } from "./errors";
 /**
  * SQS FIFO -> session lane -> Step Functions. Intake already put the run in
  * its lane; the dispatcher makes sure it is there and pumps the lane (which
- * starts the run when it is its turn). Records are processed in order; the
- * first failure short-circuits the rest of its message group (FIFO
- * semantics, Powertools' processor) and only failed ids are reported back.
+ * starts the run when it is its turn). Records of one message group (one
+ * session) are processed in order and the first failure short-circuits the
+ * rest of its group (FIFO semantics); different groups of a batch are
+ * processed at once, so a batch of ten sessions costs about one admission,
+ * not ten in a row (Powertools' FIFO processor runs the whole batch one
+ * record at a time, which under load pushed batches past the timeout and
+ * into redelivery). Only failed ids are reported back.
  * Every failure is recorded under the message id before SQS sees it, so the
  * message that finally lands in the DLQ has its reason in the table.
  */
@@ -37,12 +40,36 @@ export function createDispatcherHandler(deps: AppDeps) {
       throw error;
     }
   };
-  return middy<SQSEvent, SQSBatchResponse, Error, Context>().handler(async (event, context) => {
-    const processor = new SqsFifoPartialProcessorAsync();
-    const response = await processPartialResponse(event, processRecord, processor, { context, skipGroupOnError: true, throwOnFullBatchFailure: false });
-    for (const failure of response.batchItemFailures) deps.log.warn("dispatch failed", { messageId: failure.itemIdentifier });
-    return response;
+  return middy<SQSEvent, SQSBatchResponse, Error, Context>().handler(async (event) => {
+    const failed = await Promise.all([...byMessageGroup(event.Records).values()].map((records) => processGroup(records, processRecord)));
+    const batchItemFailures = failed.flat().map((itemIdentifier) => ({ itemIdentifier }));
+    for (const failure of batchItemFailures) deps.log.warn("dispatch failed", { messageId: failure.itemIdentifier });
+    return { batchItemFailures };
   });
+}
+
+/** The batch's records by message group, each group in its arrival order. */
+function byMessageGroup(records: readonly SQSRecord[]): Map<string, SQSRecord[]> {
+  const groups = new Map<string, SQSRecord[]>();
+  for (const record of records) {
+    const group = record.attributes.MessageGroupId ?? record.messageId;
+    const list = groups.get(group);
+    if (list) list.push(record);
+    else groups.set(group, [record]);
+  }
+  return groups;
+}
+
+/** In order; after a failure the rest of the group is not tried (it would overtake the failed one): all of them are reported failed. */
+async function processGroup(records: readonly SQSRecord[], process: (record: SQSRecord) => Promise<void>): Promise<string[]> {
+  for (const [index, record] of records.entries()) {
+    try {
+      await process(record);
+    } catch {
+      return records.slice(index).map((r) => r.messageId);
+    }
+  }
+  return [];
 }
 
 async function recordFailure(deps: AppDeps, record: SQSRecord, error: unknown): Promise<void> {
