@@ -102,6 +102,14 @@ async function invokeStreaming(handler, message) {
   parentPort.postMessage({ requestId: message.requestId, ok: true, payload: "null", streamed: true, missingEnvReads: [...missingEnvReads] });
 }
 
+// The init phase: the handler module is imported before the first invocation
+// is handed over (the pool starts the invocation's timeout after this). A
+// failed import is reported by the invocation that awaits it.
+loadHandler().then(
+  () => parentPort.postMessage({ initDone: true }),
+  () => parentPort.postMessage({ initDone: true }),
+);
+
 parentPort.on("message", async (message) => {
   try {
     const handler = await loadHandler();

@@ -41,7 +41,9 @@ interface Sandbox {
   busy: boolean;
   /** Set while the sandbox is idle: stops it after SANDBOX_IDLE_MS. */
   reaper?: NodeJS.Timeout;
-  pending?: { requestId: string; resolve: (json: string) => void; reject: (error: Error) => void; timer: NodeJS.Timeout; onChunk?: (chunk: Buffer) => void };
+  pending?: { requestId: string; resolve: (json: string) => void; reject: (error: Error) => void; timer?: NodeJS.Timeout; onChunk?: (chunk: Buffer) => void };
+  /** Settles when the runtime has imported the handler (Lambda's init phase). */
+  initialized: Promise<void>;
 }
 
 export class FunctionPool {
@@ -194,9 +196,11 @@ export class FunctionPool {
       name: definition.name,
     });
     worker.unref();
-    const sandbox: Sandbox = { worker, busy: false };
+    let initDone!: () => void;
+    const sandbox: Sandbox = { worker, busy: false, initialized: new Promise<void>((resolve) => (initDone = resolve)) };
     this.pipeLogs(worker);
-    worker.on("message", (message: { requestId: string; ok: boolean; payload?: string; chunk?: Uint8Array; error?: LambdaErrorPayload; missingEnvReads?: string[] }) => {
+    worker.on("message", (message: { initDone?: boolean; requestId: string; ok: boolean; payload?: string; chunk?: Uint8Array; error?: LambdaErrorPayload; missingEnvReads?: string[] }) => {
+      if (message.initDone) return initDone();
       for (const name of message.missingEnvReads ?? []) this.missingEnvReads.add(name);
       const pending = sandbox.pending;
       if (!pending || pending.requestId !== message.requestId) return;
@@ -210,6 +214,7 @@ export class FunctionPool {
       else pending.reject(new LambdaFunctionError(message.error!));
     });
     const crash = (error: LambdaErrorPayload) => {
+      initDone();
       this.sandboxes.delete(sandbox);
       const pending = sandbox.pending;
       sandbox.pending = undefined;
@@ -229,18 +234,25 @@ export class FunctionPool {
     const requestId = randomUUID();
     const timeoutMs = this.definition.timeoutSeconds * 1000;
     return new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        // Lambda stops a timed-out sandbox; the next invocation gets a fresh one.
-        sandbox.pending = undefined;
-        this.sandboxes.delete(sandbox);
-        void sandbox.worker.terminate();
-        reject(new LambdaFunctionError({
-          errorType: LAMBDA_TIMEOUT_ERROR_TYPE,
-          errorMessage: `RequestId: ${requestId} Error: Task timed out after ${this.definition.timeoutSeconds.toFixed(2)} seconds`,
-        }));
-      }, timeoutMs);
-      sandbox.pending = { requestId, resolve, reject, timer, ...(onChunk ? { onChunk } : {}) };
-      sandbox.worker.postMessage({ requestId, payload, deadline: Date.now() + timeoutMs, invokedFunctionArn: this.definition.arn });
+      sandbox.pending = { requestId, resolve, reject, ...(onChunk ? { onChunk } : {}) };
+      // Lambda imports the handler (the init phase) before the invocation's
+      // timeout starts: a cold start on a busy machine must not eat the
+      // function's Timeout. The init error itself is the invocation's answer.
+      void sandbox.initialized.then(() => {
+        const pending = sandbox.pending;
+        if (pending?.requestId !== requestId) return; // crashed or killed during init
+        pending.timer = setTimeout(() => {
+          // Lambda stops a timed-out sandbox; the next invocation gets a fresh one.
+          sandbox.pending = undefined;
+          this.sandboxes.delete(sandbox);
+          void sandbox.worker.terminate();
+          reject(new LambdaFunctionError({
+            errorType: LAMBDA_TIMEOUT_ERROR_TYPE,
+            errorMessage: `RequestId: ${requestId} Error: Task timed out after ${this.definition.timeoutSeconds.toFixed(2)} seconds`,
+          }));
+        }, timeoutMs);
+        sandbox.worker.postMessage({ requestId, payload, deadline: Date.now() + timeoutMs, invokedFunctionArn: this.definition.arn });
+      });
     });
   }
 
