@@ -3,6 +3,8 @@ import { getLane } from "../aws/lanes";
 import { isStartable } from "../aws/lane-runs";
 import { resolveSession } from "../aws/sessions";
 import type { Db } from "../aws/dynamo";
+import type { RunExecutions } from "../aws/executions";
+import { wakePausedRun } from "../aws/paused-runs";
 import type { FramePusher } from "../aws/push";
 import type { RunQueue } from "../aws/run-queue";
 import type { AgentConfig } from "../config/config";
@@ -30,6 +32,8 @@ export interface IntakeDeps {
   pusher?: FramePusher;
   log?: Log;
   runtime?: { webSocketManagementEndpoint?: string };
+  /** Wakes a run paused for input when a newer message interrupts it (intakes that may SendTaskSuccess). */
+  executions?: RunExecutions;
   /** Tools registered by plugins: a client tool may not take their names. */
   pluginTools?: readonly { name: string }[];
 }
@@ -127,7 +131,7 @@ export async function acceptRun(deps: IntakeDeps, request: AgentRequest, source:
   const joined = await joinLane(deps.db, run, settings);
   if (!joined.joined) return { ...base, status: "rejected", reason: joined.reason };
   for (const droppedId of joined.dropped) await answerDropped(deps, droppedId);
-  if (admission.interrupt) await requestAbort(deps.db, admission.interrupt, "interrupted by a newer message");
+  if (admission.interrupt) await interrupt(deps, admission.interrupt);
   const seq = joined.lane.accepted;
   await enqueue(deps, run, seq);
   return { ...base, ...(seq !== undefined ? { seq } : {}), ...answerOf(admission, joined.lane, runId) };
@@ -267,4 +271,10 @@ function dedupeKeyOf(request: AgentRequest): string | undefined {
   if (request.idempotencyKey) return request.idempotencyKey;
   if (request.messageId) return `message:${request.channel ?? ""}:${request.sessionKey}:${request.messageId}`;
   return undefined;
+}
+
+/** Interrupt mode: the running run stops at its next boundary; a paused one is woken to stop now. */
+async function interrupt(deps: IntakeDeps, runId: string): Promise<void> {
+  await requestAbort(deps.db, runId, "interrupted by a newer message");
+  if (deps.executions) await wakePausedRun(deps.db, deps.executions, runId);
 }

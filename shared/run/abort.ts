@@ -1,6 +1,6 @@
 import { getRun, isInFlight, markAbortedBeforeStart, requestAbort, TERMINAL_STATUSES, type RunStatus } from "../aws/runs";
 import type { RunExecutions } from "../aws/executions";
-import { pendingInputsOf } from "../aws/external-inputs";
+import { wakePausedRun } from "../aws/paused-runs";
 import { lifecycleEvent, openRunEvents } from "../events/run-events";
 import { pumpLane } from "../lanes/pump";
 import { ApiError } from "../protocol/errors";
@@ -31,26 +31,13 @@ const NOT_STARTED_ERROR = "The run was aborted before it started.";
  *   next run starts. A later dispatch or start of it sees a terminal run and
  *   does nothing.
  */
-/**
- * A run paused for an approval or a client tool has no code running to see
- * the flag: wake its parked task now (the next attempt finds the flag and ends
- * the run `aborted`) instead of at the input's deadline. The answers stay
- * unset. A pause whose token is not parked yet sees the flag itself
- * (shared/run/pause-for-input.ts): the flag is set before this looks.
- */
-async function wakePaused(deps: AbortDeps, runId: string): Promise<void> {
-  for (const input of await pendingInputsOf(deps.db, runId)) {
-    if (input.taskToken && deps.executions.answerTask) await deps.executions.answerTask(input.taskToken, { aborted: true });
-  }
-}
-
 export async function abortRun(deps: AbortDeps, runId: string, reason = "abort requested"): Promise<AbortOutcome> {
   const run = await getRun(deps.db, runId);
   if (!run) throw new ApiError("NOT_FOUND", `run ${runId} not found`);
   if (TERMINAL_STATUSES.has(run.status)) return { runId, aborted: false, status: run.status };
   const flagged = await requestAbort(deps.db, runId, reason);
   if (isInFlight(run.status) || !(await markAbortedBeforeStart(deps.db, runId, NOT_STARTED_ERROR))) {
-    await wakePaused(deps, runId);
+    await wakePausedRun(deps.db, deps.executions, runId);
     const now = await getRun(deps.db, runId);
     if (now && TERMINAL_STATUSES.has(now.status)) return { runId, aborted: false, status: now.status };
     return { runId, aborted: flagged, status: "aborting" };

@@ -229,6 +229,17 @@ describe("an abort wakes a paused run", () => {
     expect(await post(`/v1/runs/${runId}/tool-results`, { toolCallId: "call_abort", result: "late" })).toMatchObject({ status: 409, body: { error: { details: { reason: "run_ended" } } } });
   }, 240_000);
 
+  it("interrupt mode: a newer message ends a run paused for a client tool at once, and the newer message runs", async () => {
+    oai.enqueue(chat.toolCall("locate_user", {}, "call_interrupted"));
+    const runId = await startRun("client-tools-interrupt", "Where am I?", { clientToolTimeoutSeconds: 3600 });
+    await pausedFor(runId, "call_interrupted");
+    oai.enqueue(chat.text("Doing the new thing."));
+    const urgent = await post("/v1/agent", { sessionKey: "client-tools-interrupt", message: "forget it, do this", queue: { mode: "interrupt" } });
+    expect(urgent).toMatchObject({ status: 202, body: { interruptedRunId: runId } });
+    expect(await ended(runId)).toMatchObject({ status: "aborted" });
+    expect(await ended(urgent.body.runId as string)).toMatchObject({ status: "ok" });
+  }, 240_000);
+
   it("chat.abort of a run paused for an approval ends it aborted without waiting for the approval's deadline", async () => {
     const client = await TestWsClient.open(stack.webSocketUrl);
     try {
