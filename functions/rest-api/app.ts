@@ -1,10 +1,10 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from "aws-lambda";
 import middy from "@middy/core";
 import type { Scope } from "../../shared/core/access";
-import { errorResult, json } from "../../shared/http/rest";
+import { json } from "../../shared/http/rest";
+import { restErrorResponses } from "../../shared/http/rest-errors";
 import { createRouter, decodePathParams, requestPath, type RouteDefinition } from "../../shared/http/router";
 import { ApiError } from "../../shared/protocol/errors";
-import { internalError, internalErrorLog } from "../../shared/protocol/internal-error";
 import type { AppDeps } from "../../shared/runtime/app-deps";
 import { pathParams } from "./path-params";
 import { getRunTrace, getSessions } from "./console-routes";
@@ -39,16 +39,9 @@ const ROUTER = createRouter<RestRoute>([
 ]);
 
 export function createRestHandler(deps: AppDeps) {
-  return middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>().handler(async (event, context) => {
-    try {
-      return await dispatch(deps, event, context);
-    } catch (error) {
-      if (error instanceof ApiError) return errorResult(error);
-      const requestId = event.requestContext?.requestId ?? context.awsRequestId;
-      deps.log.error("unhandled REST error", { ...internalErrorLog(error, requestId), path: event.path });
-      return errorResult(internalError(requestId));
-    }
-  });
+  return middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>()
+    .use(restErrorResponses(deps.log))
+    .handler((event, context) => dispatch(deps, event, context));
 }
 
 async function dispatch(deps: AppDeps, event: APIGatewayProxyEvent, context: Context): Promise<APIGatewayProxyResult> {
