@@ -11,6 +11,7 @@ import type { Caller } from "../../shared/core/access";
 import { getRun } from "../../shared/aws/runs";
 import { owns } from "../../shared/tenancy/guard";
 import { header, parseJsonBody } from "../../shared/http/rest";
+import { createRouter, decodePathParams, requestPath } from "../../shared/http/router";
 import { ApiError } from "../../shared/protocol/errors";
 import { chatCompletion, responseResource, runIdOfChatId, runIdOfResponseId } from "../../shared/openai/objects";
 import { readOutcome } from "../../shared/openai/run-service";
@@ -21,20 +22,14 @@ import { getModel, listModels } from "./models";
 
 type Handler = (deps: AppDeps, input: { event: APIGatewayProxyEvent; context: Context; params: Record<string, string>; caller: Caller }, sink: ResponseSink) => Promise<void>;
 
-interface RouteEntry {
-  method: string;
-  pattern: RegExp;
-  handle: Handler;
-}
-
-const ROUTES: RouteEntry[] = [
-  { method: "GET", pattern: /^\/v1\/models$/, handle: (deps, _input, sink) => sendJson(sink, 200, listModels(deps)) },
-  { method: "GET", pattern: /^\/v1\/models\/(?<id>.+)$/, handle: (deps, { params }, sink) => sendJson(sink, 200, getModel(deps, params.id)) },
-  { method: "POST", pattern: /^\/v1\/chat\/completions$/, handle: (deps, input, sink) => runCompletion(deps, parseChat(parseJsonBody(input.event)), { ...input, body: undefined }, sink) },
-  { method: "POST", pattern: /^\/v1\/responses$/, handle: (deps, input, sink) => runCompletion(deps, parseResponses(parseJsonBody(input.event)), { ...input, body: undefined }, sink) },
-  { method: "GET", pattern: /^\/v1\/chat\/completions\/(?<id>[^/]+)$/, handle: getChatCompletion },
-  { method: "GET", pattern: /^\/v1\/responses\/(?<id>[^/]+)$/, handle: getResponse },
-];
+const ROUTER = createRouter<Handler>([
+  { method: "GET", path: "/v1/models", route: (deps, _input, sink) => sendJson(sink, 200, listModels(deps)) },
+  { method: "GET", path: "/v1/models/{id+}", route: (deps, { params }, sink) => sendJson(sink, 200, getModel(deps, params.id)) },
+  { method: "POST", path: "/v1/chat/completions", route: (deps, input, sink) => runCompletion(deps, parseChat(parseJsonBody(input.event)), { ...input, body: undefined }, sink) },
+  { method: "POST", path: "/v1/responses", route: (deps, input, sink) => runCompletion(deps, parseResponses(parseJsonBody(input.event)), { ...input, body: undefined }, sink) },
+  { method: "GET", path: "/v1/chat/completions/{id}", route: getChatCompletion },
+  { method: "GET", path: "/v1/responses/{id}", route: getResponse },
+]);
 
 /** `GET /v1/chat/completions/{id}`: 200 with the completion once the run ended, 202 while it runs. */
 async function getChatCompletion(deps: AppDeps, { params, event, caller }: Parameters<Handler>[1], sink: ResponseSink): Promise<void> {
@@ -71,24 +66,17 @@ export function createOpenAIHandler(deps: AppDeps) {
 }
 
 async function dispatch(deps: AppDeps, event: APIGatewayProxyEvent, context: Context, sink: ResponseSink): Promise<void> {
-  const path = stripStage(event);
-  const matches = ROUTES.map((entry) => ({ entry, match: entry.pattern.exec(path) })).filter((m) => m.match);
-  if (matches.length === 0) throw new ApiError("NOT_FOUND", `no route for ${event.httpMethod} ${path}`);
-  const hit = matches.find((m) => m.entry.method === event.httpMethod);
-  if (!hit) throw new ApiError("NOT_FOUND", `method ${event.httpMethod} not allowed on ${path}`);
+  const path = requestPath(event);
+  const resolution = ROUTER.resolve(event.httpMethod, path);
+  if (resolution.kind === "not-found") throw new ApiError("NOT_FOUND", `no route for ${event.httpMethod} ${path}`);
+  // A wrong method is a 404 here, not the REST API's 405: OpenAI clients only know its 404 error body.
+  if (resolution.kind === "method-not-allowed") throw new ApiError("NOT_FOUND", `method ${event.httpMethod} not allowed on ${path}`);
   // The tenant's key, as the REST API admits it (authorizer context, else the bearer key): runs belong to its tenant.
   const caller = await admitRestCaller(deps, event, event.httpMethod === "GET" ? "operator.read" : "operator.write").catch((error: unknown) => {
     if (error instanceof ApiError && error.code === "UNAUTHORIZED") throw new ApiError("UNAUTHORIZED", "Incorrect API key provided.", { openaiCode: "invalid_api_key" });
     throw error;
   });
-  const params = Object.fromEntries(Object.entries(hit.match!.groups ?? {}).map(([k, v]) => [k, decodeURIComponent(v)]));
-  await hit.entry.handle(deps, { event, context, params, caller }, sink);
-}
-
-function stripStage(event: APIGatewayProxyEvent): string {
-  const stage = event.requestContext?.stage;
-  const path = event.path || "/";
-  return stage && path.startsWith(`/${stage}/`) ? path.slice(stage.length + 1) : path;
+  await resolution.route(deps, { event, context, params: decodePathParams(resolution.rawParams), caller }, sink);
 }
 
 /** Another tenant's run reads as missing (docs/security.md). */

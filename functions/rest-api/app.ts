@@ -1,9 +1,10 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from "aws-lambda";
 import middy from "@middy/core";
 import type { Scope } from "../../shared/core/access";
-import { errorResult, json } from "../../shared/http/rest";
+import { json } from "../../shared/http/rest";
+import { restErrorResponses } from "../../shared/http/rest-errors";
+import { createRouter, decodePathParams, requestPath, type RouteDefinition } from "../../shared/http/router";
 import { ApiError } from "../../shared/protocol/errors";
-import { internalError, internalErrorLog } from "../../shared/protocol/internal-error";
 import type { AppDeps } from "../../shared/runtime/app-deps";
 import { pathParams } from "./path-params";
 import { getRunTrace, getSessions } from "./console-routes";
@@ -16,60 +17,45 @@ import { getHistory, getRunEvents, getRunRoute, postAbort, postAgent, postWait, 
 import openApiDocument from "../../docs/openapi.json";
 
 /** What the caller's key must hold (docs/security.md); `public`: the route verifies its caller itself (channel webhooks). */
-type RouteEntry =
-  | { method: string; pattern: RegExp; route: Route; scope: Scope }
-  | { method: string; pattern: RegExp; route: PublicRoute; scope: "public" };
+type RestRoute = { route: Route; scope: Scope } | { route: PublicRoute; scope: "public" };
 
-/** The REST surface. Path parameters are URL-decoded named groups, validated in path-params.ts. */
-const ROUTES: RouteEntry[] = [
-  { method: "POST", pattern: /^\/v1\/agent$/, route: postAgent, scope: "operator.write" },
-  { method: "POST", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/wait$/, route: postWait, scope: "operator.read" },
-  { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)$/, route: getRunRoute, scope: "operator.read" },
-  { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/events$/, route: getRunEvents, scope: "operator.read" },
-  { method: "POST", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/abort$/, route: postAbort, scope: "operator.write" },
-  { method: "POST", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/approvals\/(?<approvalId>[^/]+)$/, route: postApproval, scope: "operator.approvals" },
-  { method: "POST", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/tool-results$/, route: postToolResult, scope: "operator.write" },
-  { method: "GET", pattern: /^\/v1\/sessions\/(?<sessionKey>[^/]+)\/history$/, route: getHistory, scope: "operator.read" },
+const route = (method: string, path: string, handler: Route, scope: Scope): RouteDefinition<RestRoute> => ({ method, path, route: { route: handler, scope } });
+
+/** The REST surface. Path parameters arrive percent-decoded and are validated in path-params.ts. */
+const ROUTER = createRouter<RestRoute>([
+  route("POST", "/v1/agent", postAgent, "operator.write"),
+  route("POST", "/v1/runs/{runId}/wait", postWait, "operator.read"),
+  route("GET", "/v1/runs/{runId}", getRunRoute, "operator.read"),
+  route("GET", "/v1/runs/{runId}/events", getRunEvents, "operator.read"),
+  route("POST", "/v1/runs/{runId}/abort", postAbort, "operator.write"),
+  route("POST", "/v1/runs/{runId}/approvals/{approvalId}", postApproval, "operator.approvals"),
+  route("POST", "/v1/runs/{runId}/tool-results", postToolResult, "operator.write"),
+  route("GET", "/v1/sessions/{sessionKey}/history", getHistory, "operator.read"),
   // Read-only, for the web console (console-routes.ts).
-  { method: "GET", pattern: /^\/v1\/sessions$/, route: getSessions, scope: "operator.read" },
-  { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/trace$/, route: getRunTrace, scope: "operator.read" },
+  route("GET", "/v1/sessions", getSessions, "operator.read"),
+  route("GET", "/v1/runs/{runId}/trace", getRunTrace, "operator.read"),
   // Channel webhooks: verified by the platform's signature (channel-routes.ts), not by an API key.
-  ...CHANNEL_ROUTES.map((entry) => ({ ...entry, scope: "public" as const })),
-];
+  ...CHANNEL_ROUTES.map(({ method, path, route: handler }) => ({ method, path, route: { route: handler, scope: "public" as const } })),
+]);
 
 export function createRestHandler(deps: AppDeps) {
-  return middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>().handler(async (event, context) => {
-    try {
-      return await dispatch(deps, event, context);
-    } catch (error) {
-      if (error instanceof ApiError) return errorResult(error);
-      const requestId = event.requestContext?.requestId ?? context.awsRequestId;
-      deps.log.error("unhandled REST error", { ...internalErrorLog(error, requestId), path: event.path });
-      return errorResult(internalError(requestId));
-    }
-  });
+  return middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>()
+    .use(restErrorResponses(deps.log))
+    .handler((event, context) => dispatch(deps, event, context));
 }
 
 async function dispatch(deps: AppDeps, event: APIGatewayProxyEvent, context: Context): Promise<APIGatewayProxyResult> {
-  const path = stripStage(event);
+  const path = requestPath(event);
   if (event.httpMethod === "GET" && path === "/health") return json(200, { ok: true });
   if (event.httpMethod === "GET" && path === "/openapi.json") return json(200, openApiDocument);
-  const matches = ROUTES.map((entry) => ({ entry, match: entry.pattern.exec(path) })).filter((m) => m.match);
-  if (matches.length === 0) throw new ApiError("NOT_FOUND", `no route for ${event.httpMethod} ${path}`);
-  const hit = matches.find((m) => m.entry.method === event.httpMethod);
-  if (!hit) return methodNotAllowed(event.httpMethod, matches.map((m) => m.entry.method));
-  const params = pathParams(hit.match!.groups ?? {});
-  const { entry } = hit;
+  const resolution = ROUTER.resolve(event.httpMethod, path);
+  if (resolution.kind === "not-found") throw new ApiError("NOT_FOUND", `no route for ${event.httpMethod} ${path}`);
+  if (resolution.kind === "method-not-allowed") return methodNotAllowed(event.httpMethod, resolution.allowed);
+  const params = pathParams(decodePathParams(resolution.rawParams));
+  const entry = resolution.route;
   if (entry.scope === "public") return entry.route(deps, { event, params, context });
   const caller = await admitRestCaller(deps, event, entry.scope);
   return entry.route(deps, { event, params, context, caller });
-}
-
-/** `event.path` has no stage prefix behind a custom domain but may on the default endpoint. */
-function stripStage(event: APIGatewayProxyEvent): string {
-  const stage = event.requestContext?.stage;
-  const path = event.path || "/";
-  return stage && path.startsWith(`/${stage}/`) ? path.slice(stage.length + 1) : path;
 }
 
 function methodNotAllowed(method: string, allowed: string[]): APIGatewayProxyResult {

@@ -78,7 +78,7 @@ async function answer(deps: AppDeps, normalized: Normalized) {
 
 /** Channel routes: matched before the bearer-token check (functions/rest-api/app.ts). */
 export const CHANNEL_ROUTES = [
-  { method: "POST", pattern: /^\/v1\/channels\/telegram\/(?<accountId>[^/]+)$/, route: postTelegram },
-  { method: "POST", pattern: /^\/v1\/channels\/slack\/(?<accountId>[^/]+)$/, route: postSlack },
-  { method: "POST", pattern: /^\/v1\/hooks\/(?<hookId>[^/]+)$/, route: postHook },
+  { method: "POST", path: "/v1/channels/telegram/{accountId}", route: postTelegram },
+  { method: "POST", path: "/v1/channels/slack/{accountId}", route: postSlack },
+  { method: "POST", path: "/v1/hooks/{hookId}", route: postHook },
 ];

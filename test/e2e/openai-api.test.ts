@@ -207,4 +207,11 @@ describe("OpenAI-compatible API with the openai SDK", () => {
     }
     await expect(client.chat.completions.create({ model: "openclaw:main", messages: [{ role: "user", content: "hi" }] }, { headers: { "x-openclaw-session-key": "bad key!" } })).rejects.toBeInstanceOf(OpenAI.BadRequestError);
   });
+
+  it("a malformed percent-escape in a path is a 400 naming the parameter (shared/http/router.ts), not a 500", async () => {
+    const headers = { authorization: `Bearer ${parts.stack.authToken}` };
+    const malformed = await fetch(`${parts.stack.restUrl}/v1/responses/%ZZ`, { headers });
+    expect(malformed.status).toBe(400);
+    expect(((await malformed.json()) as { error: { message: string } }).error.message).toBe("path parameter id has a malformed percent-encoding");
+  });
 });
