@@ -3,11 +3,12 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startLocalStack, type LocalStack } from "../../infra/local/stack";
 import { AgentConfigSchema, loadAgentConfig } from "../../shared/config/config";
-import { getRun, TERMINAL_STATUSES, type RunRecord } from "../../shared/aws/runs";
+import { getRun } from "../../shared/aws/runs";
 import { readEvents } from "../../shared/aws/event-log";
 import { chat, FakeOpenAIServer } from "../support/fake-openai-server";
 import { TestWsClient } from "../support/ws-client";
 import { until as waitUntil } from "../support/until";
+import { runEnded, toolResultSent } from "../support/paused-runs";
 
 /**
  * Approvals end to end through the template-deployed local stack (issue 12):
@@ -85,22 +86,8 @@ async function requested(runId: string, n = 1): Promise<ApprovalData> {
   }, `approval request ${n} of ${runId}`);
 }
 
-async function ended(runId: string): Promise<RunRecord> {
-  return until(async () => {
-    const run = await getRun(stack.deps.db, runId);
-    return run && TERMINAL_STATUSES.has(run.status) ? run : undefined;
-  }, `run ${runId} to end`);
-}
-
-/** What the model was sent as the result of `toolCallId` (the request after the pause). */
-function toolResultSeen(toolCallId: string): string | undefined {
-  for (const request of oai.requests) {
-    const messages = (request.body as { messages?: { role: string; tool_call_id?: string; content: string }[] }).messages ?? [];
-    const found = messages.find((m) => m.role === "tool" && m.tool_call_id === toolCallId);
-    if (found) return found.content;
-  }
-  return undefined;
-}
+const ended = (runId: string) => runEnded(stack.deps.db, runId, 90_000);
+const toolResultSeen = (toolCallId: string) => toolResultSent(oai.requests, toolCallId);
 
 describe("approvals", () => {
   it("allow-once: the run pauses (not aborted by a sweep), the tool runs once after the answer, a second answer is 409", async () => {

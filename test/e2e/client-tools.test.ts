@@ -3,12 +3,13 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startLocalStack, type LocalStack } from "../../infra/local/stack";
 import { AgentConfigSchema, loadAgentConfig } from "../../shared/config/config";
-import { getRun, TERMINAL_STATUSES, type RunRecord } from "../../shared/aws/runs";
+import { getRun } from "../../shared/aws/runs";
 import { readEvents } from "../../shared/aws/event-log";
 import { getExternalInput, resolveExternalInput } from "../../shared/aws/external-inputs";
 import { chat, FakeOpenAIServer } from "../support/fake-openai-server";
 import { TestWsClient } from "../support/ws-client";
 import { until as waitUntil } from "../support/until";
+import { runEnded, toolResultSent } from "../support/paused-runs";
 
 /**
  * Client tools end to end through the template-deployed local stack (issue
@@ -92,22 +93,8 @@ async function pausedFor(runId: string, toolCallId: string): Promise<ToolData> {
   }, `run ${runId} to pause for ${toolCallId}`);
 }
 
-async function ended(runId: string): Promise<RunRecord> {
-  return until(async () => {
-    const run = await getRun(stack.deps.db, runId);
-    return run && TERMINAL_STATUSES.has(run.status) ? run : undefined;
-  }, `run ${runId} to end`);
-}
-
-/** What the model was sent as the result of `toolCallId`. */
-function toolResultSeen(toolCallId: string): string | undefined {
-  for (const request of oai.requests) {
-    const messages = (request.body as { messages?: { role: string; tool_call_id?: string; content: string }[] }).messages ?? [];
-    const found = messages.find((m) => m.role === "tool" && m.tool_call_id === toolCallId);
-    if (found) return found.content;
-  }
-  return undefined;
-}
+const ended = (runId: string) => runEnded(stack.deps.db, runId, 120_000);
+const toolResultSeen = (toolCallId: string) => toolResultSent(oai.requests, toolCallId);
 
 describe("client tools", () => {
   it("REST: the model is offered the tool, the run pauses for its call, the client's result continues it; answers are validated and once only", async () => {
