@@ -34,7 +34,7 @@ describe("resources", () => {
     template.resourceCountIs("AWS::DynamoDB::Table", 1);
     // The run queue, its dead-letter queue, and the failure destination of asynchronous invocations.
     template.resourceCountIs("AWS::SQS::Queue", 3);
-    template.resourceCountIs("AWS::Lambda::Function", 10);
+    template.resourceCountIs("AWS::Lambda::Function", 9);
     template.resourceCountIs("AWS::StepFunctions::StateMachine", 1);
     template.resourceCountIs("AWS::ApiGateway::RestApi", 1);
     template.resourceCountIs("AWS::ApiGatewayV2::Api", 1);
