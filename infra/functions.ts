@@ -13,7 +13,6 @@ export const FUNCTION_KEYS = [
   "rest-api",
   "ws-api",
   "dispatcher",
-  "run-start",
   "attempt",
   "decide",
   "run-finalize",
@@ -129,7 +128,6 @@ export const FUNCTION_SPECS: Readonly<Record<FunctionKey, FunctionSpec>> = {
     states: ["StartExecution"],
     trigger: "run-queue",
   }),
-  "run-start": spec("run-start", { timeoutSeconds: 60, dynamodb: READ_WRITE_DELETE, wsManagement: ["POST"] }),
   // 900 s is Lambda's cap; the attempt yields before its deadline and the
   // state machine loops. 1024 MB mostly buys CPU for JSON-heavy streaming.
   attempt: spec("attempt", {

@@ -41,8 +41,14 @@ export async function getSession(db: Db, sessionKey: string): Promise<SessionRec
  * sessionKey -> sessionId, race-free: the first writer's conditional put wins and
  * every concurrent first message reads the winner's id back.
  */
-export async function resolveSession(db: Db, sessionKey: string, tenantId?: string): Promise<SessionRecord> {
-  const existing = await getSession(db, sessionKey);
+/** A session read this invocation already made (`record` undefined: no session had the key). */
+export interface KnownSession {
+  record: SessionRecord | undefined;
+}
+
+export async function resolveSession(db: Db, sessionKey: string, tenantId?: string, known?: KnownSession): Promise<SessionRecord> {
+  // A caller that has just read the session (the tenant check) hands the read on: one GetItem, not two.
+  const existing = known ? known.record : await getSession(db, sessionKey);
   if (existing) return existing;
   const now = db.now();
   const fresh: SessionRecord = { v: 1, sessionKey, sessionId: newSessionId(), ...(tenantId ? { tenantId } : {}), createdAt: now, updatedAt: now };

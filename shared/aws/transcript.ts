@@ -247,6 +247,16 @@ export async function readEntries(db: Db, sessionId: string): Promise<Transcript
   return queryEntries(db, sessionId, 0, head.nextSeq - 1, true);
 }
 
+/**
+ * Every committed entry below `nextSeq`, as the caller's own writer claim read
+ * it (its ALL_NEW head): while the claim is held nobody else commits, so the
+ * head need not be read again.
+ */
+export async function readEntriesUnderClaim(db: Db, claim: Pick<WriterClaim, "sessionId" | "nextSeq">): Promise<TranscriptEntry[]> {
+  if (claim.nextSeq === 0) return [];
+  return queryEntries(db, claim.sessionId, 0, claim.nextSeq - 1, true);
+}
+
 async function queryEntries(db: Db, sessionId: string, from: number, to: number, forward: boolean, limit?: number): Promise<TranscriptEntry[]> {
   const items = await queryItems(
     db,

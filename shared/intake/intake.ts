@@ -1,7 +1,7 @@
 import { createRun, getRun, markEnqueued, requestAbort, type RunRecord } from "../aws/runs";
 import { getLane } from "../aws/lanes";
 import { isStartable } from "../aws/lane-runs";
-import { resolveSession } from "../aws/sessions";
+import { getSession, resolveSession, type KnownSession } from "../aws/sessions";
 import type { Db } from "../aws/dynamo";
 import type { RunExecutions } from "../aws/executions";
 import { wakePausedRun } from "../aws/paused-runs";
@@ -71,6 +71,8 @@ export interface AcceptOptions {
   caller?: Caller;
   /** A channel message: where the reply goes (delivered when the run ends). */
   channelTarget?: RunRecord["channelTarget"];
+  /** The session as the entry point read it for the same caller's tenant check (no second read). */
+  session?: KnownSession;
 }
 
 /**
@@ -95,8 +97,9 @@ export async function acceptRun(deps: IntakeDeps, request: AgentRequest, source:
   if (existing && caller && !owns(caller, existing)) throw new ApiError("IDEMPOTENCY_CONFLICT", "idempotencyKey was already used for a different request");
   if (existing) return resumeExisting(deps, existing, requestHash);
 
-  if (caller) await ownedSessionOrNone(deps.db, caller, request.sessionKey);
-  const session = await resolveSession(deps.db, request.sessionKey, caller?.tenantId);
+  // One read of the session serves the tenant check and the resolve (the entry point's, when it made one).
+  const known = options.session ?? { record: caller ? await ownedSessionOrNone(deps.db, caller, request.sessionKey) : await getSession(deps.db, request.sessionKey) };
+  const session = await resolveSession(deps.db, request.sessionKey, caller?.tenantId, known);
   const { scope, ...requested } = request.queue ?? {};
   if (scope === "session") await saveSessionQueue(deps.db, request.sessionKey, requested);
   const settings = boundedCap(deps.config.lanes, resolveQueueSettings(deps.config.lanes, {

@@ -40,22 +40,25 @@ export type PumpResult =
  */
 export async function admitRun(deps: LaneDeps, run: RunRecord): Promise<AdmitOutcome> {
   if (!isStartable(run)) return "duplicate";
-  await ensureInLane(deps.db, run);
-  const pumped = await pumpLane(deps, run.sessionKey);
+  const seen = await ensureInLane(deps.db, run);
+  // The lane as just read: the pump's first step decides on it (its writes are conditional on its
+  // version, so a lane that moved meanwhile only costs that step a fresh read).
+  const pumped = await pumpLane(deps, run.sessionKey, MAX_INLINE_WAIT_MS, undefined, seen);
   if (pumped.state === "busy" && pumped.runId === run.runId) return "started";
   // Conditional (accepted -> queued): a no-op for a run that started, ended or was folded meanwhile.
   return (await markQueued(deps.db, run.runId)) ? "queued" : "duplicate";
 }
 
-/** Joins the run to its lane unless it is already there (waiting or owning it). */
-export async function ensureInLane(db: Db, run: RunRecord): Promise<void> {
+/** Joins the run to its lane unless it is already there (waiting or owning it); the lane read when it was there. */
+export async function ensureInLane(db: Db, run: RunRecord): Promise<LaneState | undefined> {
   const lane = await getLane(db, run.sessionKey);
-  if (isWaiting(lane, run.runId)) return;
+  if (isWaiting(lane, run.runId)) return lane;
   const fresh = await getRun(db, run.runId);
   if (!fresh || !isStartable(fresh)) return;
   // The cap was applied when the message was accepted; a repair never refuses it.
   await appendToLane(db, run.sessionKey, entryOf(fresh), Number.MAX_SAFE_INTEGER);
   await touchLaneRegistry(db, run.sessionKey);
+  return undefined;
 }
 
 export function entryOf(run: RunRecord): LaneEntry {
@@ -82,10 +85,12 @@ export function entryOf(run: RunRecord): LaneEntry {
  * record is not read again, and its slot is not released a second time (a
  * refused write and a pump of the global lane less).
  */
-export async function pumpLane(deps: LaneDeps, sessionKey: string, maxInlineWaitMs = MAX_INLINE_WAIT_MS, handedOff?: RunRecord): Promise<PumpResult> {
+export async function pumpLane(deps: LaneDeps, sessionKey: string, maxInlineWaitMs = MAX_INLINE_WAIT_MS, handedOff?: RunRecord, seenLane?: LaneState): Promise<PumpResult> {
   let budget = maxInlineWaitMs;
+  let firstLane = seenLane;
   for (;;) {
-    const result = await pumpOnce(deps, sessionKey, handedOff);
+    const result = await pumpOnce(deps, sessionKey, handedOff, firstLane);
+    firstLane = undefined;
     if (result.state !== "not_due") return result;
     // A batch that keeps growing keeps moving its deadline: the wait is bounded in total, not per round.
     const wait = Math.max(0, result.dueAt - deps.db.now()) + 5;
@@ -95,9 +100,9 @@ export async function pumpLane(deps: LaneDeps, sessionKey: string, maxInlineWait
   }
 }
 
-async function pumpOnce(deps: LaneDeps, sessionKey: string, handedOff?: RunRecord): Promise<PumpResult> {
+async function pumpOnce(deps: LaneDeps, sessionKey: string, handedOff?: RunRecord, seenLane?: LaneState): Promise<PumpResult> {
   for (let step = 0; step < MAX_STEPS; step += 1) {
-    const lane = await getLane(deps.db, sessionKey);
+    const lane = step === 0 && seenLane ? seenLane : await getLane(deps.db, sessionKey);
     if (lane.activeRunId !== undefined) {
       const known = handedOff?.runId === lane.activeRunId && TERMINAL_STATUSES.has(handedOff.status);
       const active = known ? handedOff : await getRun(deps.db, lane.activeRunId);

@@ -2,7 +2,7 @@ import type { AttemptReport } from "../agent/attempt";
 import { runAttemptSession } from "../agent/attempt-session";
 import { putAttempt } from "../aws/attempts";
 import { recordModelUsage } from "../observability/run-metrics";
-import { appendTurn, claimWriter, readEntries, releaseWriter, type WriterClaim } from "../aws/transcript";
+import { appendTurn, claimWriter, readEntriesUnderClaim, releaseWriter, type WriterClaim } from "../aws/transcript";
 import type { RunRecord } from "../aws/runs";
 import { THINKING_LEVELS, type ThinkingLevel } from "../core/run-loop";
 import { calibrationOf } from "../core/overflow";
@@ -66,7 +66,8 @@ async function executeAttempt(
   const sink = wrapSink(withPreview(createAttemptSink(emitter, { emitThinking: run.streamThinking === true }), preview));
   try {
     // What the model sees: the latest compaction's summary, then the kept and newer entries (rewrites applied).
-    const history = modelHistory(await readEntries(deps.db, run.sessionId));
+    // Read under this attempt's claim: its head (nextSeq) came back with the claim, no second read.
+    const history = modelHistory(await readEntriesUnderClaim(deps.db, claim));
     const session = await wireAttemptSession(deps, {
       run,
       config: prelude.config,

@@ -49,19 +49,19 @@ describe("sample events drive every handler", () => {
     await stack.idle();
   });
 
-  it("state machine tasks: run-start, attempt, decide, run-finalize on run_sample", async () => {
+  it("state machine tasks: attempt (first, then looping), decide, run-finalize on run_sample", async () => {
     const session = await resolveSession(stack.deps.db, "samples");
     await createRun(stack.deps.db, {
       v: 1, runId: "run_sample", sessionKey: "samples", sessionId: session.sessionId, message: "hi from a sample",
       requestHash: "x", source: "rest", status: "accepted", model: "offline/echo", timeoutMs: 60_000, acceptedAt: Date.now(),
     });
-    const started = await deployed("run-start")(sampleEvent("run-start-task.json"), context("run-start"));
-    expect(started).toMatchObject({ runId: "run_sample", loop: { iteration: 0 } });
-    const step = await deployed("attempt")(sampleEvent("attempt-task.json"), context("attempt", 900_000));
-    expect(step).toMatchObject({ runId: "run_sample", loop: { iteration: 1 }, decision: { action: "finalize", status: "ok" } });
+    // The first Attempt gets the execution's input `{runId}`: it starts the run, and finalizes it inline.
+    const step = await deployed("attempt")(sampleEvent("attempt-first-task.json"), context("attempt", 900_000));
+    expect(step).toMatchObject({ runId: "run_sample", loop: { iteration: 1 }, decision: { action: "finalize", status: "ok" }, finished: { status: "ok" } });
     const recovered = await deployed("decide")(sampleEvent("decide-task-crash.json"), context("decide"));
     // A Lambda timeout counts as an idle timeout: one same-model retry (the decision names its branch).
     expect(recovered.decision).toEqual({ action: "attempt", reason: "same_model_idle_retry" });
+    // FinalizeRun after the Attempt already finalized (a retried hand-over): idempotent, same answer.
     const ended = await deployed("run-finalize")(sampleEvent("run-finalize-task.json"), context("run-finalize"));
     expect(ended).toEqual({ runId: "run_sample", status: "ok" });
     expect((await getRun(stack.deps.db, "run_sample"))?.result?.payloads[0].text).toContain("hi from a sample");

@@ -231,7 +231,7 @@ describe("SQS records fed to the dispatcher", () => {
 const TASK_REFUSALS = new Set(["ApiError", "RunNotFoundError"]);
 
 describe("Step Functions task inputs fed to the task functions", () => {
-  it.each(["run-start", "attempt", "decide", "run-finalize"])("%s", async (key) => {
+  it.each(["attempt", "decide", "run-finalize"])("%s", async (key) => {
     await fc.assert(
       fc.asyncProperty(taskInput, async (input) => {
         count(`Step Functions task -> ${key}`);

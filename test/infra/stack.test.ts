@@ -34,7 +34,7 @@ describe("resources", () => {
     template.resourceCountIs("AWS::DynamoDB::Table", 1);
     // The run queue, its dead-letter queue, and the failure destination of asynchronous invocations.
     template.resourceCountIs("AWS::SQS::Queue", 3);
-    template.resourceCountIs("AWS::Lambda::Function", 10);
+    template.resourceCountIs("AWS::Lambda::Function", 9);
     template.resourceCountIs("AWS::StepFunctions::StateMachine", 1);
     template.resourceCountIs("AWS::ApiGateway::RestApi", 1);
     template.resourceCountIs("AWS::ApiGatewayV2::Api", 1);
@@ -146,7 +146,7 @@ describe("functions", () => {
   it("pins the timeouts of the brief", () => {
     const timeouts = Object.fromEntries(FUNCTION_KEYS.map((k) => [k, FUNCTION_SPECS[k].timeoutSeconds]));
     expect(timeouts).toEqual({
-      "rest-api": 29, "ws-api": 60, dispatcher: 30, "run-start": 60,
+      "rest-api": 29, "ws-api": 60, dispatcher: 30,
       attempt: 900, decide: 30, "run-finalize": 60, sweeper: 120, "openai-api": 900, authorizer: 10,
     });
     expect(FUNCTION_SPECS.attempt.memoryMb).toBe(1024);
@@ -162,7 +162,6 @@ describe("functions", () => {
     ["rest-api", ["QUEUE_URL", "AUTH_TOKEN_SHA256", "WS_MANAGEMENT_ENDPOINT", "STATE_MACHINE_ARN"]],
     ["ws-api", ["QUEUE_URL", "AUTH_TOKEN_SHA256", "WS_MANAGEMENT_ENDPOINT", "STATE_MACHINE_ARN"]],
     ["dispatcher", ["STATE_MACHINE_ARN"]],
-    ["run-start", ["WS_MANAGEMENT_ENDPOINT"]],
     ["attempt", ["WS_MANAGEMENT_ENDPOINT", "PROVIDER_KEYS_SECRET_ARN", "PROVIDER_KEYS_MAX_AGE_SECONDS", "STATE_MACHINE_ARN"]],
     ["decide", ["WS_MANAGEMENT_ENDPOINT", "STATE_MACHINE_ARN"]],
     ["run-finalize", ["WS_MANAGEMENT_ENDPOINT", "STATE_MACHINE_ARN"]],
@@ -311,7 +310,7 @@ describe("IAM", () => {
   it("pins which functions may delete or batch-write items", () => {
     const can = (action: string) => FUNCTION_KEYS.filter((k) => FUNCTION_SPECS[k].dynamodb.some((a) => a === action));
     expect(can("BatchWriteItem")).toEqual(["attempt"]);
-    expect(can("DeleteItem")).toEqual(["rest-api", "ws-api", "dispatcher", "run-start", "attempt", "decide", "run-finalize", "sweeper", "openai-api"]);
+    expect(can("DeleteItem")).toEqual(["rest-api", "ws-api", "dispatcher", "attempt", "decide", "run-finalize", "sweeper", "openai-api"]);
   });
 
   it("lets exactly the APIs (abort hands a lane on), dispatcher, attempt (continue-as-new), run-finalize and sweeper start executions of the one state machine", () => {
@@ -340,7 +339,6 @@ describe("IAM", () => {
   it.each([
     ["rest-api", ["POST"]],
     ["ws-api", ["POST", "GET", "DELETE"]],
-    ["run-start", ["POST"]],
     ["attempt", ["POST"]],
     ["decide", ["POST"]],
     ["run-finalize", ["POST"]],

@@ -27,11 +27,12 @@ export const agentMethod: Method = async (deps, { connectionId, requestId, conne
   // The route is invoked asynchronously (retried by Lambda on failure): a frame without a key still starts one run.
   const request = parsed.idempotencyKey ? parsed : { ...parsed, idempotencyKey: frameIdempotencyKey(connectionId, requestId) };
   // Another tenant's session is refused before this connection subscribes to it.
-  if (caller) await ownedSessionOrNone(deps.db, caller, request.sessionKey);
+  // The read is handed to the intake, which needs the session too (one GetItem for both).
+  const session = caller ? { record: await ownedSessionOrNone(deps.db, caller, request.sessionKey) } : undefined;
   // Subscribe first, so not even `lifecycle start` can slip past this client.
   await subscribe(deps.db, connectionId, request.sessionKey);
   const frameChunks = connection?.caps?.includes(CAP_FRAME_CHUNKS) ?? false;
-  const accepted = await acceptRun(deps, request, "ws", { requester: { connectionId, requestId, frameChunks }, caller }).catch(async (error: unknown) => {
+  const accepted = await acceptRun(deps, request, "ws", { requester: { connectionId, requestId, frameChunks }, caller, session }).catch(async (error: unknown) => {
     // Refused (another tenant took the key meanwhile, a model outside the key's list): keep no subscription.
     if (error instanceof ApiError && (error.code === "NOT_FOUND" || error.code === "FORBIDDEN")) await unsubscribe(deps.db, connectionId, request.sessionKey);
     throw error;
