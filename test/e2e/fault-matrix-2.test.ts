@@ -92,7 +92,7 @@ const REST_CASES: RestCase[] = [
   { name: "sweeper crashed on the tick that would repair a lost dispatch", rules: (s) => [dispatcherDiesAfterClaim(s), { at: "invoke", function: "sweeper", effect: { kind: "crash" } }] },
   { name: "sweeper past its timeout on that tick", rules: (s) => [dispatcherDiesAfterClaim(s), { at: "invoke", function: "sweeper", effect: { kind: "timeout" } }] },
   { name: "sweeper throttled (Lambda TooManyRequestsException) on that tick", rules: (s) => [dispatcherDiesAfterClaim(s), { at: "invoke", function: "sweeper", effect: THROTTLE }] },
-  { name: "DynamoDB ThrottlingException (x3, past the SDK retries) on the sweeper's lane read", rules: (s) => [dispatcherDiesAfterClaim(s), { at: "edge", caller: "sweeper", action: "dynamodb:GetItem", bodyIncludes: `LANE#${s}`, effect: THROTTLE, times: 3 }] },
+  { name: "DynamoDB ThrottlingException (x4, past the DynamoDB client's 4 tries) on the sweeper's lane read", rules: (s) => [dispatcherDiesAfterClaim(s), { at: "edge", caller: "sweeper", action: "dynamodb:GetItem", bodyIncludes: `LANE#${s}`, effect: THROTTLE, times: 4 }] },
   { name: "sweeper killed after its StartExecution", rules: (s, runId) => [dispatcherDiesAfterClaim(s), { at: "edge", caller: "sweeper", action: "states:StartExecution", bodyIncludes: runId, effect: kill("after") }] },
 ];
 

@@ -48,7 +48,7 @@ const CASES: Case[] = [
   { name: "Lambda TooManyRequestsException invoking attempt", rules: [{ at: "invoke", function: "attempt", effect: { kind: "throttle" } }] },
   // No case throttles run-finalize's invocation: a clean run never invokes it (the Attempt finalizes inline).
   { name: "DynamoDB ThrottlingException (x2) on the attempt's reads", rules: [{ at: "edge", caller: "attempt", action: "dynamodb:Query", effect: { kind: "throttle" }, times: 2 }] },
-  { name: "DynamoDB ProvisionedThroughputExceededException (x3, past the SDK retries) on the attempt's record", rules: [{ at: "edge", caller: "attempt", action: "dynamodb:PutItem", bodyIncludes: "ATTEMPT#", effect: { kind: "throttle", code: "ProvisionedThroughputExceededException" }, times: 3 }] },
+  { name: "DynamoDB ProvisionedThroughputExceededException (x4, past the DynamoDB client's 4 tries) on the attempt's record", rules: [{ at: "edge", caller: "attempt", action: "dynamodb:PutItem", bodyIncludes: "ATTEMPT#", effect: { kind: "throttle", code: "ProvisionedThroughputExceededException" }, times: 4 }] },
   // Any caller: the inline finalize's SDK tries take what they meet; if it gives up, FinalizeRun's take the rest.
   { name: "DynamoDB ThrottlingException (x5) on the terminal write", ws: true, rules: [{ at: "edge", action: "dynamodb:UpdateItem", bodyIncludes: ":endedAt", effect: { kind: "throttle" }, times: 5 }] },
   { name: "SQS throttling on the intake's SendMessage", rules: [{ at: "edge", caller: "rest-api", action: "sqs:SendMessage", effect: { kind: "throttle" }, times: 2 }] },
