@@ -93,7 +93,7 @@ describe("OpenClaw TUI frames, replayed", () => {
         if (runs.length === 1) await client.waitFor((f) => f.event === "chat" && f.payload?.runId === runs[0] && f.payload?.state === "final", WAIT_MS);
       }
     }
-    release();
+    // The held stream is released only at teardown: the abort is the one way this run can end, whatever the load.
     step = "the aborted event";
     await client.waitFor((f) => f.event === "chat" && f.payload?.runId === runs[1] && f.payload?.state === "aborted", WAIT_MS);
     step = "done";
