@@ -7,11 +7,9 @@
  * running the asset CDK staged, every SDK call through the IAM-enforcing
  * edge. The tested system is the deployed system.
  */
-import { rmSync, writeFileSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { randomBytes } from "node:crypto";
-import { Worker } from "node:worker_threads";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
 import type { AgentConfig } from "../../shared/config/config";
@@ -22,9 +20,7 @@ import { silentLog, type Log } from "../../shared/run/deps";
 import { withCapacityRequestBody } from "../../shared/aws/metering";
 import type { FunctionKey } from "../functions";
 import { functionKeysByLogicalId } from "../function-keys";
-import { resolveAgentConfig } from "../agent-config";
-import { assemblyCacheKey, cachedAssembly, commitAssembly, COMPLETE_MARKER, stagingFolder, synthContext } from "./assembly-cache";
-import type { Synthesized, SynthesizeOptions } from "./synthesize";
+import { prepareAssembly } from "./prepare-assembly";
 import { startAwsEdge, type AwsEdge, type EdgeCall } from "./aws-edge";
 import { loadAssembly, type LoadedAssembly } from "./deploy/assembly";
 import { deployResources, type DeployedFunction, type DeployedResources } from "./deploy/deploy";
@@ -38,7 +34,6 @@ import { recoverAfterRestart, type Recovery } from "./recovery";
 import { edgeFaults, invokeFaults, type FaultPlan } from "./faults-wiring";
 
 export const LOCAL_REGION = "us-east-1";
-const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 export const LOCAL_ACCOUNT = "000000000000";
 /** Local tooling's identity on the edge (tests, the CLI, the deployer): every call allowed. */
 export const ADMIN_CREDENTIALS = { accessKeyId: "local", secretAccessKey: "local" };
@@ -186,51 +181,6 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     await closeAll(closers);
     throw error;
   }
-}
-
-/**
- * The cloud assembly to deploy. With a data folder (npm start) it comes from
- * the assembly cache when nothing synthesis reads has changed, else it is
- * synthesized into the cache; without one (tests), into a temporary folder.
- */
-async function prepareAssembly(options: LocalStackOptions): Promise<Synthesized & { cached: boolean }> {
-  const synthOptions: SynthesizeOptions = { config: options.config, configFile: options.configFile, env: options.env ?? process.env };
-  const synthesize = (outdir?: string) => (options.synthInWorker ? synthesizeInWorker(synthOptions, outdir) : synthesizeInProcess(synthOptions, outdir));
-  if (!options.dataDir) return { ...(await synthesize()), cached: false };
-  const resolved = resolveAgentConfig({ config: options.config ?? options.configFile, processEnv: synthOptions.env });
-  const cacheRoot = join(options.dataDir, "assembly-cache");
-  const key = assemblyCacheKey({ repoRoot: REPO_ROOT, resolved, context: synthContext(options.configFile) });
-  const hit = cachedAssembly(cacheRoot, key);
-  if (hit) return { dir: hit, secretValues: resolved.secretValues, config: resolved.config, cached: true };
-  const staging = stagingFolder(cacheRoot, key);
-  try {
-    const synthesized = await synthesize(staging);
-    writeFileSync(join(staging, COMPLETE_MARKER), `${JSON.stringify({ key, synthesizedAt: new Date().toISOString() })}\n`);
-    return { ...synthesized, dir: commitAssembly(cacheRoot, key, staging), cached: true };
-  } catch (error) {
-    rmSync(staging, { recursive: true, force: true });
-    throw error;
-  }
-}
-
-/** In this thread (tests): aws-cdk-lib is loaded only here, on first use. */
-async function synthesizeInProcess(options: SynthesizeOptions, outdir?: string): Promise<Synthesized> {
-  const { synthesizeAssembly } = await import("./synthesize");
-  return synthesizeAssembly(options, outdir);
-}
-
-function synthesizeInWorker(options: SynthesizeOptions, outdir?: string): Promise<Synthesized> {
-  const worker = new Worker(new URL("./synth-worker.mjs", import.meta.url), {
-    workerData: { config: options.config, configFile: options.configFile, env: { ...(options.env ?? process.env) }, ...(outdir ? { outdir } : {}) },
-  });
-  return new Promise<Synthesized>((resolve, reject) => {
-    worker.once("message", (synthesized: Synthesized) => {
-      resolve(synthesized);
-      void worker.terminate();
-    });
-    worker.once("error", reject);
-    worker.once("exit", (code) => code !== 0 && reject(new Error(`synthesis worker exited with ${code}`)));
-  });
 }
 
 /** Keys never enter the template: a local deploy fills the local secret from the environment and the config's own keys. */
