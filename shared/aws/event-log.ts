@@ -23,18 +23,24 @@ export type RunEvent = z.infer<typeof RunEventSchema>;
 
 /** Highest sequence number written for the run (0 when none). One page is the whole answer: `Limit: 1`, no filter. */
 export async function lastEventSeq(db: Db, runId: string): Promise<number> {
+  const [newest] = await newestEventItems(db, runId, 1, "seq");
+  return (newest?.seq as number | undefined) ?? 0;
+}
+
+/** The run's newest `limit` event items, newest first, strongly consistent; `projection` to read only some attributes. */
+async function newestEventItems(db: Db, runId: string, limit: number, projection?: string): Promise<Record<string, unknown>[]> {
   const out = await db.doc.send(
     new QueryCommand({
       TableName: db.table,
       KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
       ExpressionAttributeValues: { ":pk": keys.run(runId).pk, ":prefix": prefixes.runEvent },
       ScanIndexForward: false,
-      Limit: 1,
+      Limit: limit,
       ConsistentRead: true,
-      ProjectionExpression: "seq",
+      ...(projection ? { ProjectionExpression: projection } : {}),
     }),
   );
-  return (out.Items?.[0]?.seq as number | undefined) ?? 0;
+  return out.Items ?? [];
 }
 
 /** Writes the event at its sequence number; false if that number is taken (another writer raced). */
@@ -108,15 +114,5 @@ export function runRecordExpiry(endedAtMs: number, retentionDays: number): numbe
 
 /** The run's newest `limit` events, newest first (without the cumulative text rebuilt). */
 export async function lastEvents(db: Db, runId: string, limit = 1): Promise<RunEvent[]> {
-  const out = await db.doc.send(
-    new QueryCommand({
-      TableName: db.table,
-      KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
-      ExpressionAttributeValues: { ":pk": keys.run(runId).pk, ":prefix": prefixes.runEvent },
-      ScanIndexForward: false,
-      Limit: limit,
-      ConsistentRead: true,
-    }),
-  );
-  return (out.Items ?? []).map(({ pk: _pk, sk: _sk, ...rest }) => RunEventSchema.parse(rest));
+  return (await newestEventItems(db, runId, limit)).map(({ pk: _pk, sk: _sk, ...rest }) => RunEventSchema.parse(rest));
 }
