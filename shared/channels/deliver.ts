@@ -5,8 +5,9 @@ import type { ChannelTarget } from "../core/channel-target";
 import { splitMessage } from "../core/split-message";
 import type { HookRegistry } from "../hooks/registry";
 import type { Log } from "../ports/run-deps";
-import { claimPart, closeLedger, openLedger, recordPart, type DeliveryLedger, type LedgerPart } from "./ledger";
+import { claimPart, closeLedger, markClosing, openLedger, recordPart, type DeliveryLedger, type LedgerPart } from "./ledger";
 import { afterSend, beforeSend, type OutboundRef } from "./outbound-hooks";
+import type { SendDecision } from "../hooks/runners";
 import { messengerFor, UnknownChannelAccountError, type Messenger } from "./messenger";
 import { DEFAULT_RETRY, withRetry, type RetryPolicy } from "./platform-call";
 import { deliverHookReply } from "./hook-reply";
@@ -45,6 +46,7 @@ export async function deliverChannelReply(deps: DeliverDeps, runId: string, know
   if (text === "") {
     // NO_REPLY (or nothing renderable): nothing to show; a preview an attempt streamed is removed.
     const preview = ledger.parts["0"];
+    if (preview) await markClosing(deps.db, runId, { remove: true });
     if (preview?.state === "sent" && preview.messageId) await withRetry(() => messenger.remove(preview.messageId!), deps.retry ?? DEFAULT_RETRY);
     await closeLedger(deps.db, runId, "silent");
     return;
@@ -80,12 +82,16 @@ async function deliverParts(deps: DeliverDeps, run: RunRecord, messenger: Messen
   const retry = deps.retry ?? DEFAULT_RETRY;
   for (const [index, part] of parts.entries()) {
     const existing = ledger.parts[String(index)];
-    if (existing?.state === "sent" && existing.messageId) {
-      if (!(await finishPreview(deps, run, messenger, ref, index, existing, part))) return;
+    const finishing = existing?.state === "sent" && existing.messageId !== undefined;
+    if (existing && !finishing && index !== 0) continue; // claimed before, outcome unknown: at most once
+    const decision = await beforeSend(ref, part, { kind: "reply", ...(finishing ? { messageId: existing.messageId } : {}) });
+    // Fences a preview still streaming from an attempt that outlived the run (ledger.ts, `closing`).
+    if (index === 0) await markClosing(deps.db, run.runId, decision.cancelled ? { remove: true } : { text: decision.text });
+    if (finishing) {
+      if (!(await finishPreview(deps, run, messenger, ref, index, existing!, decision))) return;
       continue;
     }
     if (existing) continue;
-    const decision = await beforeSend(ref, part, { kind: "reply" });
     if (!(await claimPart(deps.db, run.runId, index))) continue;
     if (decision.cancelled) {
       await recordPart(deps.db, run.runId, index, { state: "cancelled" });
@@ -108,10 +114,9 @@ async function deliverParts(deps: DeliverDeps, run: RunRecord, messenger: Messen
  * message_sending cancelled the reply: the preview is removed and nothing
  * more goes out.
  */
-async function finishPreview(deps: DeliverDeps, run: RunRecord, messenger: Messenger, ref: OutboundRef, index: number, existing: LedgerPart, part: string): Promise<boolean> {
+async function finishPreview(deps: DeliverDeps, run: RunRecord, messenger: Messenger, ref: OutboundRef, index: number, existing: LedgerPart, decision: SendDecision): Promise<boolean> {
   const messageId = existing.messageId!;
   const retry = deps.retry ?? DEFAULT_RETRY;
-  const decision = await beforeSend(ref, part, { kind: "reply", messageId });
   if (decision.cancelled) {
     const removed = await withRetry(() => messenger.remove(messageId), retry);
     if (!removed.ok) deps.log.warn("cancelled reply's preview not removed", { runId: run.runId, error: removed.error });

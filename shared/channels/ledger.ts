@@ -17,6 +17,13 @@ import { keys } from "../aws/keys";
  * edit, which repeats harmlessly: a crash around a final *edit* resends the
  * same edit, never a second message. `done` closes the ledger.
  *
+ * `closing` fences the streamed preview (part 0) against an attempt that
+ * outlives its run (an execution stopped or timed out while its Lambda still
+ * streams): the final delivery writes what part 0 must end as *before* it
+ * edits, and the preview records each of its edits only while `closing` is
+ * absent. A preview edit that lands after the final one therefore fails its
+ * record and puts the final text back, whatever the order the platform saw.
+ *
  * `toolSends` lists what the messaging tool (`message`) delivered during the
  * run; it goes through the tool-call ledger (a mutating tool: a retried
  * attempt never sends it again), and reply shaping reads it to drop a final
@@ -34,12 +41,16 @@ export type LedgerPart = z.infer<typeof PartSchema>;
 const ToolSendSchema = z.object({ toolCallId: z.string(), messageIds: z.array(z.string()), text: z.string() });
 export type ToolSend = z.infer<typeof ToolSendSchema>;
 
+const ClosingSchema = z.object({ text: z.string().optional(), remove: z.boolean().optional() });
+export type LedgerClosing = z.infer<typeof ClosingSchema>;
+
 const LedgerSchema = z.object({
   v: z.literal(1),
   runId: z.string(),
   parts: z.record(z.string(), PartSchema),
   toolSends: z.array(ToolSendSchema).optional(),
   done: z.boolean().optional(),
+  closing: ClosingSchema.optional(),
   outcome: z.string().optional(),
 });
 export type DeliveryLedger = z.infer<typeof LedgerSchema>;
@@ -84,6 +95,38 @@ export async function recordPart(db: Db, runId: string, index: number, part: Led
       UpdateExpression: "SET parts.#i = :part",
       ExpressionAttributeNames: { "#i": String(index) },
       ExpressionAttributeValues: { ":part": PartSchema.parse(part) },
+    }),
+  );
+}
+
+/**
+ * Records a preview edit of part 0, unless the final delivery has begun
+ * (`closing` or `done`): false then, and the caller must restore the final
+ * state (`restoreClosing`) because its edit may have landed after the final one.
+ */
+export async function recordPreviewPart(db: Db, runId: string, part: LedgerPart): Promise<boolean> {
+  return conditionally(() =>
+    db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: keys.deliveryLedger(runId),
+        UpdateExpression: "SET parts.#i = :part",
+        ConditionExpression: "attribute_not_exists(closing) AND attribute_not_exists(done)",
+        ExpressionAttributeNames: { "#i": "0" },
+        ExpressionAttributeValues: { ":part": PartSchema.parse(part) },
+      }),
+    ),
+  );
+}
+
+/** What part 0 must end as, written by the final delivery before it touches the message (see `closing`). */
+export async function markClosing(db: Db, runId: string, closing: LedgerClosing): Promise<void> {
+  await db.doc.send(
+    new UpdateCommand({
+      TableName: db.table,
+      Key: keys.deliveryLedger(runId),
+      UpdateExpression: "SET closing = :c",
+      ExpressionAttributeValues: { ":c": ClosingSchema.parse(closing) },
     }),
   );
 }

@@ -1,8 +1,9 @@
 import type { Db } from "../aws/dynamo";
 import { streamableText } from "../core/silent-prefix";
 import type { Log } from "../ports/run-deps";
-import { claimPart, openLedger, readLedger, recordPart, releasePart } from "./ledger";
+import { claimPart, openLedger, readLedger, recordPart, recordPreviewPart, releasePart, type DeliveryLedger } from "./ledger";
 import type { Messenger } from "./messenger";
+import { withRetry } from "./platform-call";
 import { afterSend, beforeSend, type OutboundRef } from "./outbound-hooks";
 
 /**
@@ -13,6 +14,11 @@ import { afterSend, beforeSend, type OutboundRef } from "./outbound-hooks";
  * later attempt of the run, and finalize, edit the same message: a failed
  * attempt's text is replaced, never left half-shown, and the final text
  * is an edit (repeatable) rather than a second send.
+ *
+ * An attempt can outlive its run (its execution stopped or timed out while the
+ * Lambda still streams). The ledger's `closing` fence keeps such a preview from
+ * overwriting the final reply: it stops once the final delivery has begun, and
+ * an edit of its own that raced the final one puts the final text back.
  */
 export class ChannelPreview {
   private text = "";
@@ -82,6 +88,10 @@ export class ChannelPreview {
   private async push(): Promise<void> {
     const visible = [...streamableText(this.text)].slice(0, this.messenger.limit).join("");
     if (visible === "" || visible === this.shown || this.disabled) return;
+    if (this.messageId && finalBegun(await readLedger(this.deps.db, this.runId))) {
+      this.disabled = true;
+      return;
+    }
     this.nextPushAt = this.now() + this.messenger.editIntervalMs;
     const decision = await beforeSend(this.ref, visible, { kind: "preview", ...(this.messageId ? { messageId: this.messageId } : {}) });
     if (decision.cancelled) {
@@ -107,14 +117,17 @@ export class ChannelPreview {
     this.edits++;
     this.shown = visible;
     this.shownText = text;
-    await recordPart(this.deps.db, this.runId, 0, { state: "sent", messageId: this.messageId, text });
+    if (!(await recordPreviewPart(this.deps.db, this.runId, { state: "sent", messageId: this.messageId, text }))) {
+      await this.restoreFinal();
+      return;
+    }
     await afterSend(this.ref, text, { kind: "preview", messageId: this.messageId });
   }
 
   /** Sends the preview message (ledger part 0), or adopts the one an earlier attempt sent. */
   private async open(text: string): Promise<"sent" | "adopted" | "none"> {
     const ledger = await openLedger(this.deps.db, this.runId);
-    if (ledger.done) {
+    if (finalBegun(ledger)) {
       this.disabled = true;
       return "none";
     }
@@ -128,7 +141,10 @@ export class ChannelPreview {
       }
       this.messageId = sent.data.messageId;
       this.shownText = text;
-      await recordPart(this.deps.db, this.runId, 0, { state: "sent", messageId: this.messageId, text });
+      if (!(await recordPreviewPart(this.deps.db, this.runId, { state: "sent", messageId: this.messageId, text }))) {
+        await this.restoreFinal();
+        return "none";
+      }
       return "sent";
     }
     const earlier = (await readLedger(this.deps.db, this.runId))?.parts["0"];
@@ -140,4 +156,29 @@ export class ChannelPreview {
     this.shownText = earlier.text ?? "";
     return "adopted";
   }
+
+  /**
+   * The final delivery began while this preview's send or edit was in flight,
+   * so the platform may have applied ours last: make part 0 read what the
+   * final delivery decided (its `closing`), and stop.
+   */
+  private async restoreFinal(): Promise<void> {
+    this.disabled = true;
+    const closing = (await readLedger(this.deps.db, this.runId))?.closing;
+    const messageId = this.messageId!;
+    if (closing?.remove) {
+      await withRetry(() => this.messenger.remove(messageId));
+      await recordPart(this.deps.db, this.runId, 0, { state: "cancelled", messageId });
+    } else if (closing?.text !== undefined) {
+      const text = closing.text;
+      const restored = await withRetry(() => this.messenger.edit(messageId, text));
+      if (restored.ok) await recordPart(this.deps.db, this.runId, 0, { state: "sent", messageId, text });
+      else this.deps.log.warn("channel preview not restored to the final reply", { runId: this.runId, error: restored.error });
+    }
+  }
+}
+
+/** The final delivery has begun (or ended): the preview must not touch part 0 any more. */
+function finalBegun(ledger: DeliveryLedger | undefined): boolean {
+  return ledger?.done === true || ledger?.closing !== undefined;
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { createRun, type RunRecord } from "../../shared/aws/runs";
 import type { Db } from "../../shared/aws/dynamo";
 import { ChannelsConfigSchema } from "../../shared/config/channels-config";
@@ -113,5 +113,56 @@ describe("streamed preview", () => {
     expect(telegram.method("sendMessage").filter((c) => c.body.chat_id === "710")).toHaveLength(1);
     expect(telegram.messagesIn("710")).toEqual(["Now hello world, all of it."]);
     expect(telegram.method("editMessageText").filter((c) => c.body.chat_id === "710").map((c) => c.body.text)).toEqual(["Now hello world", "Now hello world, all of it."]);
+  });
+
+  it("a preview edit that lands after the final reply (an attempt outliving its run) is undone: the chat ends on the final text", async () => {
+    const { ChannelPreview } = await import("../../shared/channels/preview");
+    const { messengerFor } = await import("../../shared/channels/messenger");
+    await endedRun("run_zombie", "720", "The run was stopped.");
+    const messenger = { ...messengerFor(channels(), { kind: "telegram", accountId: "main", chatId: "720" })!, editIntervalMs: 0 };
+    let reached!: () => void;
+    const editReached = new Promise<void>((resolve) => (reached = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    // The stale attempt's edit is held in flight until the final delivery is over, so it reaches the platform last.
+    const stale = { ...messenger, edit: async (id: string, text: string) => (reached(), await released, messenger.edit(id, text)) };
+    const preview = new ChannelPreview({ db: testDb.db, log: silentLog }, "run_zombie", stale);
+    preview.add("A partial ");
+    await telegram.waitFor(() => telegram.messagesIn("720").length === 1, 10_000, "the preview");
+    await preview.settle();
+    preview.add("answer");
+    await editReached;
+    await deliverChannelReply({ db: testDb.db, channels: channels(), log: silentLog, retry: noWait }, "run_zombie");
+    expect(telegram.messagesIn("720")).toEqual(["The run was stopped."]);
+    release();
+    await preview.settle();
+    const edits = telegram.method("editMessageText").filter((c) => c.body.chat_id === "720").map((c) => c.body.text);
+    expect(edits).toEqual(["The run was stopped.", "A partial answer", "The run was stopped."]);
+    expect(telegram.messagesIn("720")).toEqual(["The run was stopped."]);
+    expect(telegram.method("sendMessage").filter((c) => c.body.chat_id === "720")).toHaveLength(1);
+    expect(await readLedger(testDb.db, "run_zombie")).toMatchObject({ done: true, closing: { text: "The run was stopped." }, parts: { "0": { state: "sent", text: "The run was stopped." } } });
+  });
+
+  it("a preview that streams on after the final reply began touches the chat no more", async () => {
+    const { ChannelPreview } = await import("../../shared/channels/preview");
+    const { messengerFor } = await import("../../shared/channels/messenger");
+    await endedRun("run_late", "721", "Final.");
+    const messenger = { ...messengerFor(channels(), { kind: "telegram", accountId: "main", chatId: "721" })!, editIntervalMs: 0 };
+    let readAfterFinal: (() => void) | undefined;
+    const pushed = new Promise<void>((resolve) => (readAfterFinal = resolve));
+    let finalDone = false;
+    // Signals the preview's next push (its ledger read) once the final reply is out.
+    const watched: Db = { ...testDb.db, doc: { send: (command: unknown) => (finalDone && command instanceof GetCommand && readAfterFinal?.(), testDb.db.doc.send(command as never)) } as unknown as Db["doc"] };
+    const preview = new ChannelPreview({ db: watched, log: silentLog }, "run_late", messenger);
+    preview.add("Partial ");
+    await telegram.waitFor(() => telegram.messagesIn("721").length === 1, 10_000, "the preview");
+    await preview.settle();
+    await deliverChannelReply({ db: testDb.db, channels: channels(), log: silentLog, retry: noWait }, "run_late");
+    finalDone = true;
+    preview.add("text that must never show");
+    await pushed;
+    await preview.settle();
+    expect(telegram.method("editMessageText").filter((c) => c.body.chat_id === "721").map((c) => c.body.text)).toEqual(["Final."]);
+    expect(telegram.messagesIn("721")).toEqual(["Final."]);
   });
 });
