@@ -73,12 +73,20 @@ export async function attachTaskToken(db: Db, runId: string, inputId: string, ta
 export type ResolveResult = { ok: true; input: ExternalInput } | { ok: false; refusal: ResolveRefusal | { code: "not_found"; message: string } };
 
 /** Stores the answer once, before the deadline; otherwise says why not (the API's 404 / 409). */
-export async function resolveExternalInput(db: Db, runId: string, inputId: string, kind: ExternalInputKind, answer: ExternalInput["answer"]): Promise<ResolveResult> {
+export async function resolveExternalInput(
+  db: Db,
+  runId: string,
+  inputId: string,
+  kind: ExternalInputKind,
+  answer: ExternalInput["answer"],
+  extra: Pick<ExternalInput, "resumedAfterSeq"> = {},
+): Promise<ResolveResult> {
   const now = db.now();
+  const withSeq = extra.resumedAfterSeq !== undefined;
   const resolved = await transition(db, runId, inputId, {
-    set: "#status = :resolved, answer = :answer, resolvedAt = :now",
+    set: `#status = :resolved, answer = :answer, resolvedAt = :now${withSeq ? ", resumedAfterSeq = :seq" : ""}`,
     condition: ANSWERABLE,
-    values: { ":resolved": "resolved", ":pending": "pending", ":answer": answer, ":now": now, ":kind": kind },
+    values: { ":resolved": "resolved", ":pending": "pending", ":answer": answer, ":now": now, ":kind": kind, ...(withSeq ? { ":seq": extra.resumedAfterSeq } : {}) },
   });
   if (resolved) return { ok: true, input: resolved };
   // Resolved inputs never change again, so reading after the failed write tells why it failed.

@@ -22,7 +22,15 @@ export interface ClientToolResolved {
  * wake heals on the client's retry. A tool call id the run never paused for
  * is 409 `unknown_tool_call` (the run itself is checked by the caller: 404).
  */
-export async function resolveClientToolResult(deps: RunDeps, run: Pick<RunRecord, "runId" | "status">, toolCallId: string, result: string, isError = false): Promise<ClientToolResolved> {
+export async function resolveClientToolResult(
+  deps: RunDeps,
+  run: Pick<RunRecord, "runId" | "status">,
+  toolCallId: string,
+  result: string,
+  isError = false,
+  /** The OpenAI API's resume point, kept with the answer (ExternalInput.resumedAfterSeq). */
+  resumedAfterSeq?: number,
+): Promise<ClientToolResolved> {
   const { runId } = run;
   // An ended run takes no more answers; the call's own state says why when it has one (expired, answered).
   if (TERMINAL_STATUSES.has(run.status)) {
@@ -31,7 +39,7 @@ export async function resolveClientToolResult(deps: RunDeps, run: Pick<RunRecord
     if (refusal) throw new ApiError("APPROVAL_CONFLICT", refusal.message, { reason: refusal.code });
     throw new ApiError("APPROVAL_CONFLICT", `Run ${runId} has ended (${run.status}).`, { reason: "run_ended" });
   }
-  const resolved = await resolveExternalInput(deps.db, runId, toolCallId, "client_tool", { result, isError });
+  const resolved = await resolveExternalInput(deps.db, runId, toolCallId, "client_tool", { result, isError }, resumedAfterSeq === undefined ? {} : { resumedAfterSeq });
   if (!resolved.ok) {
     const { code, message } = resolved.refusal;
     if (code === "not_found") throw new ApiError("APPROVAL_CONFLICT", `Run ${runId} is not waiting for client tool call ${toolCallId}.`, { reason: "unknown_tool_call" });
