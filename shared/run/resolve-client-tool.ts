@@ -1,4 +1,4 @@
-import { getExternalInput, resolveExternalInput } from "../aws/external-inputs";
+import { getExternalInput, pendingInputsOf, resolveExternalInput } from "../aws/external-inputs";
 import { resolveRefusal, type ExternalInput } from "../core/external-input";
 import { TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
 import { ApiError } from "../protocol/errors";
@@ -49,8 +49,11 @@ export async function resolveClientToolResult(
   return { runId, toolCallId, woke: await wake(deps, resolved.input) };
 }
 
+/** The last answer of a pause wakes the run: client tool calls of one turn wait together (shared/run/pause-for-input.ts). */
 async function wake(deps: RunDeps, input: ExternalInput | undefined): Promise<boolean> {
   if (!input?.taskToken) return false;
+  const othersWaiting = (await pendingInputsOf(deps.db, input.runId)).some((other) => other.kind === "client_tool" && other.inputId !== input.inputId);
+  if (othersWaiting) return false;
   if (!deps.executions.answerTask) throw new Error("answerTask is not configured for this function");
   return deps.executions.answerTask(input.taskToken, { toolCallId: input.toolCallId });
 }

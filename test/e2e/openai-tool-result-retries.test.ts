@@ -11,6 +11,8 @@ import { startStackWithFakeOpenAI, stopStackWithFakeOpenAI, type FakeOpenAIStack
  * twice and starts no new turn: it gets the same run back, whether that run
  * is running, paused for the model's next client tool call, or ended. With
  * the official `openai` SDK through the template-deployed local stack.
+ * Also: parallel client tool calls come back in one `tool_calls` answer, and
+ * their results (in any order, over one or more requests) continue the run once.
  */
 let parts: FakeOpenAIStack;
 let client: OpenAI;
@@ -98,5 +100,39 @@ describe("OpenAI API: a retried request with tool results", () => {
     };
     expect(await streamedText()).toEqual({ id: first.id, text: "Cold in Bern." });
     expect(await streamedText()).toEqual({ id: first.id, text: "Cold in Bern." });
+  }, 300_000);
+});
+
+describe("OpenAI API: parallel client tool calls", () => {
+  it("come back together in one tool_calls answer; results in any order, over two requests, continue the run once", async () => {
+    parts.oai.enqueue(
+      chat.toolCalls([
+        { name: "get_weather", args: { city: "Oslo" }, id: "call_par_oslo" },
+        { name: "get_weather", args: { city: "Riga" }, id: "call_par_riga" },
+      ]),
+      chat.text("Oslo snow, Riga rain."),
+    );
+    const options = { headers: { "x-openclaw-session-key": "oai-parallel-tools" } };
+    const question: OpenAI.ChatCompletionMessageParam = { role: "user", content: "Weather in Oslo and Riga?" };
+    const first = await client.chat.completions.create({ model: "openclaw:main", tools, messages: [question] }, options);
+    expect(first.choices[0]!.finish_reason).toBe("tool_calls");
+    expect(first.choices[0]!.message.tool_calls?.map((call) => call.id)).toEqual(["call_par_oslo", "call_par_riga"]);
+    const modelCalls = parts.oai.requests.length;
+
+    // Riga's result alone: the run still waits for Oslo, which is asked for again.
+    const history: OpenAI.ChatCompletionMessageParam[] = [question, first.choices[0]!.message];
+    const riga: OpenAI.ChatCompletionMessageParam = { role: "tool", tool_call_id: "call_par_riga", content: "rain" };
+    const second = await client.chat.completions.create({ model: "openclaw:main", tools, messages: [...history, riga] }, options);
+    expect(second.id).toBe(first.id);
+    expect(second.choices[0]!.message.tool_calls?.map((call) => call.id)).toEqual(["call_par_oslo"]);
+    expect(parts.oai.requests.length, "the model waits for both results").toBe(modelCalls);
+
+    const oslo: OpenAI.ChatCompletionMessageParam = { role: "tool", tool_call_id: "call_par_oslo", content: "snow" };
+    const third = await client.chat.completions.create({ model: "openclaw:main", tools, messages: [...history, riga, oslo] }, options);
+    expect(third.id).toBe(first.id);
+    expect(third.choices[0]!.message.content).toBe("Oslo snow, Riga rain.");
+    expect(parts.oai.requests.length, "one continuation with both results").toBe(modelCalls + 1);
+    const last = parts.oai.requests.at(-1)!.body as { messages: { role: string; tool_call_id?: string; content: string }[] };
+    expect(last.messages.filter((m) => m.role === "tool").map((m) => [m.tool_call_id, m.content])).toEqual([["call_par_oslo", "snow"], ["call_par_riga", "rain"]]);
   }, 300_000);
 });
