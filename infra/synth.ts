@@ -11,6 +11,7 @@ import { App } from "aws-cdk-lib";
 import { REPO_ROOT } from "./lambdas";
 import { AgentRunnerStack, STACK_ID } from "./stack";
 import { functionKeysByLogicalId } from "./function-keys";
+import { resolveValue, type ResolveScope, type ResourceFacts } from "./local/deploy/intrinsics";
 
 export type CfnTemplate = { Resources?: Record<string, CfnResource> } & Record<string, unknown>;
 export interface CfnResource {
@@ -75,7 +76,7 @@ export function placeholderFunctionArn(key: string, opts: RenderOptions): string
 
 export function renderStateMachineDefinition(template: object, opts: RenderOptions): RenderedStateMachine {
   const machine = onlyResourceOfType(template, "AWS::StepFunctions::StateMachine");
-  const resolved = resolveIntrinsics(machine.Properties?.DefinitionString, resolverFor(template, opts));
+  const resolved = resolveValue(machine.Properties?.DefinitionString, scopeFor(template, opts));
   if (typeof resolved !== "string") throw new Error("DefinitionString did not resolve to a string");
   const definition = JSON.parse(resolved) as Record<string, unknown>;
   return { definition, taskFunctions: taskFunctionsOf(definition, template, opts) };
@@ -136,67 +137,20 @@ function nestedMachines(state: Record<string, unknown>): Record<string, unknown>
   return [...branches, ...processors];
 }
 
-// ---- CloudFormation intrinsic resolution ---------------------------------
-
-type Resolver = { ref(name: string): string; getAtt(logicalId: string, attribute: string): string };
-
-const PSEUDO_PARAMETERS = (opts: RenderOptions): Record<string, string> => ({
-  "AWS::Region": opts.region,
-  "AWS::AccountId": opts.accountId,
-  "AWS::Partition": "aws",
-  "AWS::URLSuffix": "amazonaws.com",
-  "AWS::StackName": STACK_ID,
-});
-
-function resolverFor(template: object, opts: RenderOptions): Resolver {
-  const pseudo = PSEUDO_PARAMETERS(opts);
-  const functionKeys = functionKeysByLogicalId(template);
-  const functionKeyOf = (logicalId: string): string => {
-    const key = functionKeys[logicalId];
-    if (!key) throw new Error(`cannot render a reference to ${logicalId}: not a known Lambda function`);
-    return key;
-  };
-  return {
-    ref: (name) => pseudo[name] ?? `agent-runner-${functionKeyOf(name)}`,
-    getAtt: (logicalId, attribute) => {
-      if (attribute !== "Arn") throw new Error(`cannot render Fn::GetAtt ${logicalId}.${attribute}`);
-      return placeholderFunctionArn(functionKeyOf(logicalId), opts);
-    },
-  };
-}
-
-/** Resolves Fn::Join / Fn::GetAtt / Ref / Fn::Sub; any other intrinsic is an error, never passed through. */
-export function resolveIntrinsics(value: unknown, resolver: Resolver): unknown {
-  if (Array.isArray(value)) return value.map((item) => resolveIntrinsics(item, resolver));
-  if (!isRecord(value)) return value;
-  const keys = Object.keys(value);
-  if (keys.length === 1 && (keys[0] === "Ref" || keys[0].startsWith("Fn::"))) {
-    return resolveIntrinsic(keys[0], value[keys[0]], resolver);
-  }
-  return Object.fromEntries(keys.map((k) => [k, resolveIntrinsics(value[k], resolver)]));
-}
-
-function resolveIntrinsic(name: string, args: unknown, resolver: Resolver): string {
-  if (name === "Ref" && typeof args === "string") return resolver.ref(args);
-  if (name === "Fn::GetAtt") {
-    const [logicalId, attribute] = typeof args === "string" ? args.split(".") : (args as string[]);
-    return resolver.getAtt(String(logicalId), String(attribute));
-  }
-  if (name === "Fn::Join" && Array.isArray(args) && Array.isArray(args[1])) {
-    return args[1].map((part) => asString(resolveIntrinsics(part, resolver))).join(String(args[0]));
-  }
-  if (name === "Fn::Sub" && typeof args === "string") {
-    return args.replace(/\$\{([^}!]+)\}/g, (_m, ref: string) => {
-      const [logicalId, attribute] = ref.split(".");
-      return attribute ? resolver.getAtt(logicalId, attribute) : resolver.ref(logicalId);
-    });
-  }
-  throw new Error(`unsupported intrinsic ${name}: ${JSON.stringify(args)}`);
-}
-
-function asString(value: unknown): string {
-  if (typeof value !== "string") throw new Error(`Fn::Join part did not resolve to a string: ${JSON.stringify(value)}`);
-  return value;
+/**
+ * The definition's intrinsics resolve with the local deployer's resolver
+ * (infra/local/deploy/intrinsics.ts), against a scope that knows only the
+ * stack's functions, under their placeholder names: anything else in the
+ * definition is an error, never passed through.
+ */
+function scopeFor(template: object, opts: RenderOptions): ResolveScope {
+  const resources = new Map<string, ResourceFacts>(
+    Object.entries(functionKeysByLogicalId(template)).map(([logicalId, key]) => [
+      logicalId,
+      { ref: `agent-runner-${key}`, attributes: { Arn: placeholderFunctionArn(key, opts) } },
+    ]),
+  );
+  return { region: opts.region, accountId: opts.accountId, stackName: STACK_ID, resources };
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

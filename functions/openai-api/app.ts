@@ -6,7 +6,7 @@
  * ResponseSink, so the same code answers JSON and SSE.
  */
 import type { APIGatewayProxyEvent, Context } from "aws-lambda";
-import { admitRestCaller } from "../rest-api/caller";
+import { admitRestCaller } from "../../shared/runtime/admit-rest-caller";
 import type { Caller } from "../../shared/core/access";
 import { getRun } from "../../shared/aws/runs";
 import { owns } from "../../shared/tenancy/guard";

@@ -41,7 +41,7 @@ export interface RequestContext {
   event: APIGatewayProxyEvent;
   context: Context;
   body: unknown;
-  /** The admitted key (functions/rest-api/caller.ts): the run is its tenant's. */
+  /** The admitted key (shared/runtime/admit-rest-caller.ts): the run is its tenant's. */
   caller?: Caller;
 }
 

@@ -8,7 +8,7 @@ import { ApiError } from "../../shared/protocol/errors";
 import type { AppDeps } from "../../shared/runtime/app-deps";
 import { pathParams } from "./path-params";
 import { getRunTrace, getSessions } from "./console-routes";
-import { admitRestCaller } from "./caller";
+import { admitRestCaller } from "../../shared/runtime/admit-rest-caller";
 import { CHANNEL_ROUTES } from "./channel-routes";
 import { postApproval } from "./approvals";
 import { postToolResult } from "./tool-results";

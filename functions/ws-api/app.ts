@@ -1,4 +1,4 @@
-import type { Context } from "aws-lambda";
+import type { Context, SQSBatchResponse, SQSEvent } from "aws-lambda";
 import middy from "@middy/core";
 import { getConnection, putConnection, removeConnection, type ConnectionRecord } from "../../shared/aws/connections";
 import { callerFromContext, chosenProtocol, DEFAULT_RATE_LIMIT_PER_MINUTE, isScope, type Caller } from "../../shared/core/access";
@@ -13,6 +13,7 @@ import { errorFrame, okFrame, RequestFrameSchema, type RequestFrame } from "../.
 import { internalError, internalErrorLog } from "../../shared/protocol/internal-error";
 import type { AppDeps } from "../../shared/runtime/app-deps";
 import { AUTHENTICATED_METHODS, CONNECT_METHOD, FrameReply } from "./methods";
+import { answerExhaustedFrames, isSqsEvent } from "./retries-exhausted";
 
 /** The subset of API Gateway's WebSocket route event this handler reads. */
 export interface WebSocketRouteEvent {
@@ -36,7 +37,9 @@ export interface WebSocketRouteResult {
  * this invocation).
  */
 export function createWebSocketHandler(deps: AppDeps) {
-  return middy<WebSocketRouteEvent | PostConnectEvent, WebSocketRouteResult, Error, Context>().handler(async (event, context) => {
+  return middy<WebSocketRouteEvent | PostConnectEvent | SQSEvent, WebSocketRouteResult | SQSBatchResponse, Error, Context>().handler(async (event, context) => {
+    // Frames whose invocation failed every retry (Lambda's failure records): the client gets its answer.
+    if (isSqsEvent(event)) return answerExhaustedFrames(deps, event);
     if (isPostConnectEvent(event)) {
       await postChallenge(deps, event);
       await closeIfStillAnonymous(deps, event.connectionId, event.ts);

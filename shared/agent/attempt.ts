@@ -227,7 +227,11 @@ class AttemptRun {
     const results: ToolResultMessage[] = [];
     const ranHere: ToolCallOutcome[] = [];
     let steered = false;
+    let paused: { inputId: string; timeoutSeconds: number } | undefined;
     for (const call of calls) {
+      // Paused for a client tool: the client calls right after it are handed out in the same pause
+      // (their pending inputs are created now); anything else waits for the attempt after the answers.
+      if (paused && !this.isClientTool(call)) break;
       // A steering message waits: calls not started yet are skipped (a running one finishes).
       steered ||= (await this.params.steering?.pending()) ?? false;
       if (steered) {
@@ -236,12 +240,17 @@ class AttemptRun {
       }
       const outcome = await this.runTool(call, fromLedger);
       if (outcome.paused) {
-        if (!mutating && !fromLedger) await this.ledger.savePendingTurn(message);
-        await this.recordBeforePause(ranHere);
-        return { kind: "paused", ...outcome.paused };
+        paused = paused ? { ...paused, timeoutSeconds: Math.max(paused.timeoutSeconds, outcome.paused.timeoutSeconds) } : outcome.paused;
+        if (!this.isClientTool(call)) break;
+        continue;
       }
       if (outcome.executed && !outcome.meta.mutating) ranHere.push(outcome);
       results.push(outcome.result);
+    }
+    if (paused) {
+      if (!mutating && !fromLedger) await this.ledger.savePendingTurn(message);
+      await this.recordBeforePause(ranHere);
+      return { kind: "paused", ...paused };
     }
     await this.params.commitTurn([message, ...results]);
     this.messages.push(message, ...results);
@@ -262,6 +271,10 @@ class AttemptRun {
     }
   }
 
+  private isClientTool(call: ToolCallBlock): boolean {
+    return this.params.tools.get(call.name.trim())?.client === true;
+  }
+
   private skipTool(call: ToolCallBlock): ToolResultMessage {
     const result: ToolResultMessage = { role: "tool_result", toolCallId: call.id, toolName: call.name, content: SKIPPED_FOR_STEERING, isError: true };
     this.params.sink.toolStart(call);
@@ -273,7 +286,7 @@ class AttemptRun {
   private async runTool(call: ToolCallBlock, resuming = false): Promise<ToolCallOutcome> {
     const { sink, toolContext } = this.params;
     // A client tool's start event goes out when the run has paused for it (the client answers that event).
-    if (!this.params.tools.get(call.name.trim())?.client) sink.toolStart(call);
+    if (!this.isClientTool(call)) sink.toolStart(call);
     const outcome = await runToolCall(call, {
       tools: this.params.tools,
       hooks: this.hooks,

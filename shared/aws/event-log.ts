@@ -23,12 +23,16 @@ export type RunEvent = z.infer<typeof RunEventSchema>;
 
 /** Highest sequence number written for the run (0 when none). One page is the whole answer: `Limit: 1`, no filter. */
 export async function lastEventSeq(db: Db, runId: string): Promise<number> {
-  const [newest] = await newestEventItems(db, runId, 1, "seq");
+  const [newest] = await newestEventItems(db, runId, 1, ["seq"]);
   return (newest?.seq as number | undefined) ?? 0;
 }
 
-/** The run's newest `limit` event items, newest first, strongly consistent; `projection` to read only some attributes. */
-async function newestEventItems(db: Db, runId: string, limit: number, projection?: string): Promise<Record<string, unknown>[]> {
+/**
+ * The run's newest `limit` event items, newest first, strongly consistent;
+ * `attributes` to read only those (each named through a placeholder, so a
+ * DynamoDB reserved word such as `ts` needs no care at the call site).
+ */
+export async function newestEventItems(db: Db, runId: string, limit: number, attributes?: readonly string[]): Promise<Record<string, unknown>[]> {
   const out = await db.doc.send(
     new QueryCommand({
       TableName: db.table,
@@ -37,10 +41,15 @@ async function newestEventItems(db: Db, runId: string, limit: number, projection
       ScanIndexForward: false,
       Limit: limit,
       ConsistentRead: true,
-      ...(projection ? { ProjectionExpression: projection } : {}),
+      ...(attributes?.length ? projectionOf(attributes) : {}),
     }),
   );
   return out.Items ?? [];
+}
+
+function projectionOf(attributes: readonly string[]) {
+  const names = Object.fromEntries(attributes.map((name, i) => [`#p${i}`, name]));
+  return { ProjectionExpression: Object.keys(names).join(", "), ExpressionAttributeNames: names };
 }
 
 /** Writes the event at its sequence number; false if that number is taken (another writer raced). */

@@ -62,50 +62,70 @@ export async function getExternalInput(db: Db, runId: string, inputId: string): 
  * answered before the token arrived, the caller sends the token itself.
  */
 export async function attachTaskToken(db: Db, runId: string, inputId: string, taskToken: string): Promise<ExternalInput | undefined> {
+  const updated = await transition(db, runId, inputId, {
+    set: "taskToken = :token",
+    condition: STILL_PENDING,
+    values: { ":token": taskToken, ":pending": "pending" },
+  });
+  return updated ?? getExternalInput(db, runId, inputId);
+}
+
+export type ResolveResult = { ok: true; input: ExternalInput } | { ok: false; refusal: ResolveRefusal | { code: "not_found"; message: string } };
+
+/** Stores the answer once, before the deadline; otherwise says why not (the API's 404 / 409). */
+export async function resolveExternalInput(
+  db: Db,
+  runId: string,
+  inputId: string,
+  kind: ExternalInputKind,
+  answer: ExternalInput["answer"],
+  extra: Pick<ExternalInput, "resumedAfterSeq"> = {},
+): Promise<ResolveResult> {
+  const now = db.now();
+  const withSeq = extra.resumedAfterSeq !== undefined;
+  const resolved = await transition(db, runId, inputId, {
+    set: `#status = :resolved, answer = :answer, resolvedAt = :now${withSeq ? ", resumedAfterSeq = :seq" : ""}`,
+    condition: ANSWERABLE,
+    values: { ":resolved": "resolved", ":pending": "pending", ":answer": answer, ":now": now, ":kind": kind, ...(withSeq ? { ":seq": extra.resumedAfterSeq } : {}) },
+  });
+  if (resolved) return { ok: true, input: resolved };
+  // Resolved inputs never change again, so reading after the failed write tells why it failed.
+  const existing = await getExternalInput(db, runId, inputId);
+  if (!existing) return { ok: false, refusal: { code: "not_found", message: `No pending input ${inputId} for run ${runId}.` } };
+  return { ok: false, refusal: resolveRefusal(existing, kind, now) ?? { code: "already_resolved", message: `${inputId} was already resolved.` } };
+}
+
+type Transition = { set: string; condition: string; values: Record<string, unknown> };
+
+/**
+ * One conditional `SET` on the input item (the transitions of the timeline
+ * above): the input as it is after the write, or undefined when the condition
+ * did not hold (the caller reads to learn why).
+ */
+async function transition(db: Db, runId: string, inputId: string, { set, condition, values }: Transition): Promise<ExternalInput | undefined> {
   try {
     const out = await db.doc.send(
       new UpdateCommand({
         TableName: db.table,
         Key: keys.externalInput(runId, inputId),
-        UpdateExpression: "SET taskToken = :token",
-        ConditionExpression: STILL_PENDING,
-        ExpressionAttributeNames: { "#status": "status" },
-        ExpressionAttributeValues: { ":token": taskToken, ":pending": "pending" },
+        UpdateExpression: `SET ${set}`,
+        ConditionExpression: condition,
+        ExpressionAttributeNames: namesUsedBy(`${set} ${condition}`),
+        ExpressionAttributeValues: values,
         ReturnValues: "ALL_NEW",
       }),
     );
     return ExternalInputSchema.parse(strip(out.Attributes!));
   } catch (error) {
     if (!isConditionFailure(error)) throw error;
-    return getExternalInput(db, runId, inputId);
+    return undefined;
   }
 }
 
-export type ResolveResult = { ok: true; input: ExternalInput } | { ok: false; refusal: ResolveRefusal | { code: "not_found"; message: string } };
-
-/** Stores the answer once, before the deadline; otherwise says why not (the API's 404 / 409). */
-export async function resolveExternalInput(db: Db, runId: string, inputId: string, kind: ExternalInputKind, answer: ExternalInput["answer"]): Promise<ResolveResult> {
-  const now = db.now();
-  try {
-    const out = await db.doc.send(
-      new UpdateCommand({
-        TableName: db.table,
-        Key: keys.externalInput(runId, inputId),
-        UpdateExpression: "SET #status = :resolved, answer = :answer, resolvedAt = :now",
-        ConditionExpression: ANSWERABLE,
-        ExpressionAttributeNames: { "#status": "status", "#kind": "kind" },
-        ExpressionAttributeValues: { ":resolved": "resolved", ":pending": "pending", ":answer": answer, ":now": now, ":kind": kind },
-        ReturnValues: "ALL_NEW",
-      }),
-    );
-    return { ok: true, input: ExternalInputSchema.parse(strip(out.Attributes!)) };
-  } catch (error) {
-    if (!isConditionFailure(error)) throw error;
-    // Resolved inputs never change again, so reading after the failed write tells why it failed.
-    const existing = await getExternalInput(db, runId, inputId);
-    if (!existing) return { ok: false, refusal: { code: "not_found", message: `No pending input ${inputId} for run ${runId}.` } };
-    return { ok: false, refusal: resolveRefusal(existing, kind, now) ?? { code: "already_resolved", message: `${inputId} was already resolved.` } };
-  }
+/** `status` and `kind` are DynamoDB reserved words; DynamoDB refuses a name placeholder the expressions do not use. */
+function namesUsedBy(expressions: string): Record<string, string> {
+  const all = { "#status": "status", "#kind": "kind" };
+  return Object.fromEntries(Object.entries(all).filter(([placeholder]) => expressions.includes(placeholder)));
 }
 
 /**

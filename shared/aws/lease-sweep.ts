@@ -1,12 +1,13 @@
-import { GetCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import { keys, prefixes } from "./keys";
+import { GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { keys } from "./keys";
+import { newestEventItems } from "./event-log";
 import { conditionally, type Db } from "./dynamo";
 
 /**
  * Read-only peeks and one cleanup the sweeper needs from items other modules
  * own (the transcript head of shared/aws/transcript.ts, the event log of
- * shared/aws/event-log.ts); kept here so those modules stay about their own
- * writers.
+ * shared/aws/event-log.ts, read through its own newest-first query); kept here
+ * so those modules stay about their own writers.
  */
 
 /**
@@ -37,17 +38,6 @@ export async function releaseExpiredWriter(db: Db, sessionId: string): Promise<s
 
 /** Timestamp of the run's newest event (its last sign of progress), if any. One page is the whole answer: `Limit: 1`, no filter. */
 export async function lastEventAt(db: Db, runId: string): Promise<number | undefined> {
-  const out = await db.doc.send(
-    new QueryCommand({
-      TableName: db.table,
-      KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
-      ExpressionAttributeValues: { ":pk": keys.run(runId).pk, ":prefix": prefixes.runEvent },
-      ExpressionAttributeNames: { "#ts": "ts" },
-      ProjectionExpression: "#ts",
-      ScanIndexForward: false,
-      Limit: 1,
-      ConsistentRead: true,
-    }),
-  );
-  return out.Items?.[0]?.ts as number | undefined;
+  const [newest] = await newestEventItems(db, runId, 1, ["ts"]);
+  return newest?.ts as number | undefined;
 }

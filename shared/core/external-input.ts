@@ -54,6 +54,12 @@ export const ExternalInputSchema = z.object({
   taskToken: z.string().optional(),
   answer: z.union([ApprovalAnswerSchema, ClientToolAnswerSchema]).optional(),
   resolvedAt: z.number().optional(),
+  /**
+   * The run's last event seq when an OpenAI API request answered this call
+   * (shared/openai/client-tool-turn.ts): a retry of that request follows the
+   * run from the same point. Optional: older records and other resolvers lack it.
+   */
+  resumedAfterSeq: z.number().int().min(0).optional(),
 });
 export type ExternalInput = z.infer<typeof ExternalInputSchema>;
 

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { attachTaskToken } from "../aws/external-inputs";
+import { attachTaskToken, pendingInputsOf } from "../aws/external-inputs";
+import type { ExternalInput } from "../core/external-input";
 import { readAbortRequestedAt } from "../aws/abort-flag";
 import { markPaused } from "../aws/runs";
 import { clientToolStartData } from "../protocol/client-tools";
@@ -26,11 +27,15 @@ export type PauseInput = z.infer<typeof PauseInputSchema>;
  * (abortRun wakes parked tokens; this covers an abort before the token was
  * parked). Only then do clients learn of the request (the approval request,
  * or a client tool's `tool` start event), so whoever answers finds the token parked.
+ * The client tool calls of one turn pause together: all their start events
+ * go out at once, and the run wakes when the last of them is answered.
  */
 export async function pauseForInput(deps: RunDeps, input: PauseInput): Promise<"waiting" | "answered"> {
   await markPaused(deps.db, input.runId);
   const record = await attachTaskToken(deps.db, input.runId, input.inputId, input.taskToken);
-  if (!record || record.status === "resolved") {
+  // Client tool calls of one turn share the pause: each parks the token, the last answer wakes the run.
+  const waiting = record?.kind === "client_tool" ? await parkOnClientCalls(deps, input) : record?.status === "pending" ? [record] : [];
+  if (waiting.length === 0) {
     await wake(deps, input.taskToken);
     return "answered";
   }
@@ -39,11 +44,20 @@ export async function pauseForInput(deps: RunDeps, input: PauseInput): Promise<"
     await wake(deps, input.taskToken);
     return "answered";
   }
-  const emitter = await RunEventEmitter.open(emitterDeps(deps), input.runId, record.sessionKey);
-  if (record.kind === "approval") emitter.emit("approval", { ...approvalRequestedData(record), createdAt: record.createdAt });
-  else emitter.emit("tool", clientToolStartData(record.toolName, record.toolCallId, record.args, record.deadlineAt));
+  const emitter = await RunEventEmitter.open(emitterDeps(deps), input.runId, waiting[0].sessionKey);
+  for (const pending of waiting) {
+    if (pending.kind === "approval") emitter.emit("approval", { ...approvalRequestedData(pending), createdAt: pending.createdAt });
+    else emitter.emit("tool", clientToolStartData(pending.toolName, pending.toolCallId, pending.args, pending.deadlineAt));
+  }
   await emitter.flush();
   return "waiting";
+}
+
+/** Parks the token on every client tool call of the run still waiting; those are handed out together. */
+async function parkOnClientCalls(deps: RunDeps, input: PauseInput): Promise<ExternalInput[]> {
+  const calls = (await pendingInputsOf(deps.db, input.runId)).filter((pending) => pending.kind === "client_tool");
+  const parked = await Promise.all(calls.map((call) => attachTaskToken(deps.db, input.runId, call.inputId, input.taskToken)));
+  return parked.filter((call): call is ExternalInput => call?.status === "pending");
 }
 
 async function abortRequested(deps: RunDeps, runId: string): Promise<boolean> {

@@ -1,4 +1,4 @@
-import { getExternalInput, resolveExternalInput } from "../aws/external-inputs";
+import { getExternalInput, pendingInputsOf, resolveExternalInput } from "../aws/external-inputs";
 import { resolveRefusal, type ExternalInput } from "../core/external-input";
 import { TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
 import { ApiError } from "../protocol/errors";
@@ -22,7 +22,15 @@ export interface ClientToolResolved {
  * wake heals on the client's retry. A tool call id the run never paused for
  * is 409 `unknown_tool_call` (the run itself is checked by the caller: 404).
  */
-export async function resolveClientToolResult(deps: RunDeps, run: Pick<RunRecord, "runId" | "status">, toolCallId: string, result: string, isError = false): Promise<ClientToolResolved> {
+export async function resolveClientToolResult(
+  deps: RunDeps,
+  run: Pick<RunRecord, "runId" | "status">,
+  toolCallId: string,
+  result: string,
+  isError = false,
+  /** The OpenAI API's resume point, kept with the answer (ExternalInput.resumedAfterSeq). */
+  resumedAfterSeq?: number,
+): Promise<ClientToolResolved> {
   const { runId } = run;
   // An ended run takes no more answers; the call's own state says why when it has one (expired, answered).
   if (TERMINAL_STATUSES.has(run.status)) {
@@ -31,7 +39,7 @@ export async function resolveClientToolResult(deps: RunDeps, run: Pick<RunRecord
     if (refusal) throw new ApiError("APPROVAL_CONFLICT", refusal.message, { reason: refusal.code });
     throw new ApiError("APPROVAL_CONFLICT", `Run ${runId} has ended (${run.status}).`, { reason: "run_ended" });
   }
-  const resolved = await resolveExternalInput(deps.db, runId, toolCallId, "client_tool", { result, isError });
+  const resolved = await resolveExternalInput(deps.db, runId, toolCallId, "client_tool", { result, isError }, resumedAfterSeq === undefined ? {} : { resumedAfterSeq });
   if (!resolved.ok) {
     const { code, message } = resolved.refusal;
     if (code === "not_found") throw new ApiError("APPROVAL_CONFLICT", `Run ${runId} is not waiting for client tool call ${toolCallId}.`, { reason: "unknown_tool_call" });
@@ -41,8 +49,11 @@ export async function resolveClientToolResult(deps: RunDeps, run: Pick<RunRecord
   return { runId, toolCallId, woke: await wake(deps, resolved.input) };
 }
 
+/** The last answer of a pause wakes the run: client tool calls of one turn wait together (shared/run/pause-for-input.ts). */
 async function wake(deps: RunDeps, input: ExternalInput | undefined): Promise<boolean> {
   if (!input?.taskToken) return false;
+  const othersWaiting = (await pendingInputsOf(deps.db, input.runId)).some((other) => other.kind === "client_tool" && other.inputId !== input.inputId);
+  if (othersWaiting) return false;
   if (!deps.executions.answerTask) throw new Error("answerTask is not configured for this function");
   return deps.executions.answerTask(input.taskToken, { toolCallId: input.toolCallId });
 }

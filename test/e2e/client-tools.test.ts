@@ -185,6 +185,37 @@ describe("client tools", () => {
     expect((await toolEvents(runId)).filter((d) => d.phase === "result")).toHaveLength(1);
   }, 240_000);
 
+  it("parallel client calls of one turn are handed out together, answered in any order; the run continues once, when the last is answered", async () => {
+    oai.enqueue(
+      chat.toolCalls([
+        { name: "locate_user", args: { precise: true }, id: "call_par_a" },
+        { name: "locate_user", args: { precise: false }, id: "call_par_b" },
+      ]),
+      chat.text("Both located."),
+    );
+    const modelCallsBefore = oai.requests.length;
+    const runId = await startRun("client-tools-parallel", "Locate me twice");
+    // One pause: both start events are out before either call is answered.
+    await pausedFor(runId, "call_par_a");
+    await pausedFor(runId, "call_par_b");
+    expect((await toolEvents(runId)).filter((d) => d.phase === "start").map((d) => d.toolCallId)).toEqual(["call_par_a", "call_par_b"]);
+
+    // The second call first: stored, but the run waits for the other one.
+    expect(await post(`/v1/runs/${runId}/tool-results`, { toolCallId: "call_par_b", result: "Lima" })).toMatchObject({ status: 200 });
+    expect(await getRun(stack.deps.db, runId)).toMatchObject({ status: "paused" });
+    expect((await getExternalInput(stack.deps.db, runId, "call_par_a"))?.status).toBe("pending");
+    expect(await post(`/v1/runs/${runId}/tool-results`, { toolCallId: "call_par_a", result: "Quito" })).toMatchObject({ status: 200 });
+
+    expect(await ended(runId)).toMatchObject({ status: "ok", result: { payloads: [{ text: "Both located." }] } });
+    expect(toolResultSeen("call_par_a")).toBe("Quito");
+    expect(toolResultSeen("call_par_b")).toBe("Lima");
+    // The model was asked twice: the turn with both calls, then once with both results.
+    expect(oai.requests.length - modelCallsBefore).toBe(2);
+    const events = await toolEvents(runId);
+    expect(events.filter((d) => d.phase === "start")).toHaveLength(2);
+    expect(events.filter((d) => d.phase === "result").map((d) => d.toolCallId).sort()).toEqual(["call_par_a", "call_par_b"]);
+  }, 240_000);
+
   it("a read-only call earlier in the paused turn is not run again after the pause", async () => {
     const before = lookups.length;
     oai.enqueue(

@@ -5,6 +5,8 @@
  *   killed before / after each durable write, past its timeout, throttled,
  *   and PostToConnection failing on its answer. Frames carry no idempotency
  *   key, so a retry that started a second run would show (two lane entries).
+ *   Failing on every retry, the frame is still answered on its request id
+ *   (Lambda's failure record through WsMethodFailures, ws-api answers it).
  * - The dispatcher killed between its writes (lane claim, StartExecution, the
  *   SQS delete), and a redelivered message after the run ended.
  * - RecoverAttempt (decide) throttled, crashed, past its timeout.
@@ -16,7 +18,9 @@
  */
 import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ASYNC_INVOCATION } from "../../infra/async-invocations";
 import { FaultPlan, type FaultRule } from "../../infra/local/faults";
+import { RETRIES_EXHAUSTED_MESSAGE } from "../../functions/ws-api/retries-exhausted";
 import { ADMIN_CREDENTIALS, startLocalStack, type LocalStack } from "../../infra/local/stack";
 import { getLane } from "../../shared/aws/lanes";
 import { getRun } from "../../shared/aws/runs";
@@ -200,3 +204,30 @@ async function untilQueueDrained(sqs: SQSClient): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
+
+describe("fault matrix, part 2: a WebSocket agent frame failing every retry", () => {
+  const tries = ASYNC_INVOCATION["ws-api"].retryAttempts + 1;
+
+  it("answers its request id with an error, and the same frame sent again runs once", async () => {
+    const sessionKey = "fault2-ws-exhausted";
+    const client = await TestWsClient.open(stack.webSocketUrl);
+    await client.request("connect", { auth: { token: stack.authToken } });
+    plan.clear();
+    // Every try dies after the run record and the lane append, before the queue send.
+    plan.add({ at: "edge", caller: "ws-api", action: "sqs:SendMessage", effect: kill("before"), times: tries });
+    const frame = JSON.stringify({ type: "req", id: "req-exhausted", method: "agent", params: { sessionKey, message: "hello" } });
+    client.sendRaw(frame);
+
+    const failed = await client.waitFor((f) => f.type === "res" && f.id === "req-exhausted", 240_000);
+    expect(failed).toMatchObject({ ok: false, error: { code: "UNAVAILABLE", message: RETRIES_EXHAUSTED_MESSAGE, details: { retryable: true, attempts: tries } } });
+    expect(plan.pending, "every try failed").toBe(0);
+
+    client.sendRaw(frame);
+    const accepted = await client.waitFor((f) => f.type === "res" && f.id === "req-exhausted" && f.ok === true, 240_000);
+    const run = await endedRun(stack, accepted.payload.runId as string);
+    await stack.idle();
+    await expectRunInvariants(stack, run, "ok");
+    expect(await laneEntries(sessionKey), "one message joined the lane").toBe(1);
+    await client.close();
+  }, 300_000);
+});

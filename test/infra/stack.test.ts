@@ -32,15 +32,16 @@ const STATES_ARN_PREFIX = "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::Ac
 describe("resources", () => {
   it("has exactly the expected resource counts", () => {
     template.resourceCountIs("AWS::DynamoDB::Table", 1);
-    // The run queue, its dead-letter queue, and the failure destination of asynchronous invocations.
-    template.resourceCountIs("AWS::SQS::Queue", 3);
+    // The run queue, its dead-letter queue, and the failure destinations of asynchronous invocations (ws-api's, the sweeper's).
+    template.resourceCountIs("AWS::SQS::Queue", 4);
     template.resourceCountIs("AWS::Lambda::Function", 9);
     template.resourceCountIs("AWS::StepFunctions::StateMachine", 1);
     template.resourceCountIs("AWS::ApiGateway::RestApi", 1);
     template.resourceCountIs("AWS::ApiGatewayV2::Api", 1);
     template.resourceCountIs("AWS::ApiGatewayV2::Route", WS_ROUTE_KEYS.length);
     template.resourceCountIs("AWS::SecretsManager::Secret", 1);
-    template.resourceCountIs("AWS::Lambda::EventSourceMapping", 1);
+    // The dispatcher on the run queue; ws-api on its failure records (it answers the frame's request id).
+    template.resourceCountIs("AWS::Lambda::EventSourceMapping", 2);
     template.resourceCountIs("AWS::Events::Rule", 2);
   });
 
@@ -368,13 +369,19 @@ describe("IAM", () => {
   it("lets only intake functions send to the queue and only the attempt read provider keys", () => {
     const holders = (prefix: string) =>
       FUNCTION_KEYS.filter((key) => statementsFor(statementsOfFunction(json, key), prefix).length > 0);
-    const [[runQueueId]] = resourcesOfType(json, "AWS::SQS::Queue").filter(([, q]) => q.Properties?.RedrivePolicy);
+    const [[runQueueId]] = resourcesOfType(json, "AWS::SQS::Queue").filter(([, q]) => q.Properties?.FifoQueue && q.Properties?.RedrivePolicy);
     const sendsToRunQueue = FUNCTION_KEYS.filter((key) =>
       statementsFor(statementsOfFunction(json, key), "sqs:SendMessage").some((statement) => JSON.stringify(statement.Resource).includes(runQueueId)),
     );
     expect(sendsToRunQueue).toEqual(["rest-api", "ws-api", "openai-api"]);
     expect(holders("secretsmanager:")).toEqual(["attempt"]);
-    expect(holders("sqs:ReceiveMessage")).toEqual(["dispatcher"]);
+    const receivesFrom = (key: "dispatcher" | "ws-api") =>
+      statementsFor(statementsOfFunction(json, key), "sqs:ReceiveMessage").map((statement) => JSON.stringify(statement.Resource));
+    expect(holders("sqs:ReceiveMessage")).toEqual(["ws-api", "dispatcher"]);
+    // ws-api reads only its own failure records, never the run queue.
+    const [[wsFailuresId]] = resourcesOfType(json, "AWS::SQS::Queue").filter(([id]) => id.includes("WsMethodFailures"));
+    expect(receivesFrom("ws-api")).toEqual([JSON.stringify({ "Fn::GetAtt": [wsFailuresId, "Arn"] })]);
+    expect(receivesFrom("dispatcher").every((resource) => resource.includes(runQueueId))).toBe(true);
   });
 });
 

@@ -14,7 +14,6 @@ import {
 import {
   placeholderFunctionArn,
   renderStateMachineDefinition,
-  resolveIntrinsics,
   synthesizeTemplate,
   type CfnTemplate,
   type RenderedStateMachine,
@@ -234,10 +233,20 @@ describe("renderStateMachineDefinition", () => {
     }
   });
 
-  it("refuses intrinsics it cannot resolve instead of passing them through", () => {
-    const resolver = { ref: (n: string) => n, getAtt: (id: string, a: string) => `${id}.${a}` };
-    expect(resolveIntrinsics({ "Fn::Join": ["-", ["a", { Ref: "b" }]] }, resolver)).toBe("a-b");
-    expect(() => resolveIntrinsics({ "Fn::ImportValue": "x" }, resolver)).toThrow(/unsupported intrinsic/);
+  it("refuses intrinsics it cannot resolve instead of passing them through (the local deployer's resolver)", () => {
+    // The stack's template with its one state machine's definition replaced.
+    const [[machineId, machine]] = resourcesOfType(json, "AWS::StepFunctions::StateMachine");
+    const render = (definitionString: unknown) =>
+      renderStateMachineDefinition(
+        { Resources: { ...json.Resources, [machineId]: { ...machine, Properties: { DefinitionString: definitionString } } } },
+        RENDER,
+      );
+    const attemptId = logicalIdOfFunction(json, "attempt");
+    const valid = { "Fn::Join": ["", ['{"StartAt":"A","States":{"A":{"Type":"Task","Resource":"', { "Fn::GetAtt": [attemptId, "Arn"] }, '","End":true}}}']] };
+    expect(render(valid).taskFunctions).toEqual({ [placeholderFunctionArn("attempt", RENDER)]: "attempt" });
+    expect(() => render({ "Fn::ImportValue": "x" })).toThrow(expect.objectContaining({ name: "UnresolvableError", message: expect.stringMatching(/unsupported intrinsic/) }));
+    expect(() => render({ "Fn::Join": ["", [{ Ref: "NotAFunction" }]] })).toThrow(/Ref NotAFunction/);
+    expect(() => render({ "Fn::Join": ["", [{ "Fn::GetAtt": [attemptId, "Role"] }]] })).toThrow(/not known locally/);
   });
 });
 

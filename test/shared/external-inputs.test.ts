@@ -109,6 +109,9 @@ describe("the store (conditional writes)", () => {
     const after = await attachTaskToken(t.db, early.runId, early.inputId, "token-2");
     expect(after).toMatchObject({ status: "resolved" });
     expect(after?.taskToken).toBeUndefined();
+    // No item at all: the conditional write fails like a resolved one and the read finds nothing (no item is created).
+    expect(await attachTaskToken(t.db, "run-none", "ctl_none", "token-3")).toBeUndefined();
+    expect(await getExternalInput(t.db, "run-none", "ctl_none")).toBeUndefined();
   });
 
   it("allow-always is remembered per tool per session", async () => {

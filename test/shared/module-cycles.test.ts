@@ -69,3 +69,29 @@ describe("module layering of shared/", () => {
     expect(Array.isArray(all)).toBe(true);
   });
 });
+
+/**
+ * Each folder of functions/ is one Lambda's thin handler: logic two of them
+ * need lives in shared/, so no function folder imports another's.
+ */
+const FUNCTIONS = resolve(__dirname, "../../functions");
+
+function crossFunctionImports(): string[] {
+  const found: string[] = [];
+  for (const file of files(FUNCTIONS)) {
+    const from = relative(FUNCTIONS, file).split("/")[0];
+    for (const match of readFileSync(file, "utf8").matchAll(/from\s+"(\.{1,2}\/[^"]+)"/g)) {
+      const target = resolve(dirname(file), match[1]);
+      if (!target.startsWith(FUNCTIONS)) continue;
+      const to = relative(FUNCTIONS, target).split("/")[0];
+      if (to !== from) found.push(`${relative(FUNCTIONS, file)} -> ${match[1]}`);
+    }
+  }
+  return found;
+}
+
+describe("module layering of functions/", () => {
+  it("no function folder imports another (shared logic such as admitRestCaller lives in shared/)", () => {
+    expect(crossFunctionImports()).toEqual([]);
+  });
+});

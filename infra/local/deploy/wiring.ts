@@ -78,7 +78,8 @@ export async function wireTriggers(assembly: LoadedAssembly, deployed: DeployedR
     restUrl: gateway.restUrl,
     webSocketUrl: gateway.webSocketUrl,
     managementEndpoint: gateway.managementEndpoint,
-    runQueueUrl: sources[0]?.queueUrl,
+    // The run queue is the FIFO one (ws-api also consumes its failure records from a standard queue).
+    runQueueUrl: (sources.find((source) => source.queueUrl.endsWith(".fifo")) ?? sources[0])?.queueUrl,
     stateMachineArn: machine?.arn,
     config: loadDeployedConfig(attempt.environment.LAMBDA_TASK_ROOT, {}).config,
     outputs,

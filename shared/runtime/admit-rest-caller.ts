@@ -1,11 +1,11 @@
 import type { APIGatewayProxyEvent } from "aws-lambda";
-import { callerFromContext, DEFAULT_RATE_LIMIT_PER_MINUTE, type Caller, type Scope } from "../../shared/core/access";
-import { header } from "../../shared/http/rest";
-import { ApiError } from "../../shared/protocol/errors";
-import type { AppDeps } from "../../shared/runtime/app-deps";
-import { authenticateCaller, bearerToken } from "../../shared/runtime/auth";
-import { requireScope } from "../../shared/tenancy/guard";
-import { enforceRateLimit } from "../../shared/tenancy/rate-limit";
+import { callerFromContext, DEFAULT_RATE_LIMIT_PER_MINUTE, type Caller, type Scope } from "../core/access";
+import { header } from "../http/rest";
+import { ApiError } from "../protocol/errors";
+import type { AppDeps } from "./app-deps";
+import { authenticateCaller, bearerToken } from "./auth";
+import { requireScope } from "../tenancy/guard";
+import { enforceRateLimit } from "../tenancy/rate-limit";
 
 /**
  * Who calls: the authorizer's context (API Gateway ran it before this
