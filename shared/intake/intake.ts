@@ -36,6 +36,12 @@ export interface IntakeDeps {
   executions?: RunExecutions;
   /** Tools registered by plugins: a client tool may not take their names. */
   pluginTools?: readonly { name: string }[];
+  /**
+   * Answers the chat of a channel message the intake ended without running it
+   * (dropped or refused for the session queue cap): shared/channels/unstarted-reply.ts,
+   * wired by shared/runtime/app-deps.ts (channels sit above the intake). Never throws.
+   */
+  answerUnstarted?: (runId: string) => Promise<void>;
 }
 
 /** What the caller learns about its message (seed 001 "Puesta en cola"; issue 6). */
@@ -132,7 +138,10 @@ export async function acceptRun(deps: IntakeDeps, request: AgentRequest, source:
     return resumeExisting(deps, winner, requestHash);
   }
   const joined = await joinLane(deps.db, run, settings);
-  if (!joined.joined) return { ...base, status: "rejected", reason: joined.reason };
+  if (!joined.joined) {
+    await deps.answerUnstarted?.(runId);
+    return { ...base, status: "rejected", reason: joined.reason };
+  }
   for (const droppedId of joined.dropped) await answerDropped(deps, droppedId);
   if (admission.interrupt) await interrupt(deps, admission.interrupt);
   const seq = joined.lane.accepted;
@@ -237,6 +246,7 @@ async function enqueue(deps: IntakeDeps, run: RunRecord, seq?: number): Promise<
 }
 
 async function answerDropped(deps: IntakeDeps, runId: string): Promise<void> {
+  await deps.answerUnstarted?.(runId);
   // Without an endpoint a push reports every connection gone; never let that remove a live one.
   if (!deps.runtime?.webSocketManagementEndpoint || !deps.pusher || !deps.log) return;
   await replyToRequester({ db: deps.db, pusher: deps.pusher, log: deps.log }, runId);
