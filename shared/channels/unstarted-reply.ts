@@ -5,13 +5,23 @@ import { shapeReply } from "../core/reply";
 import type { HookRegistry } from "../hooks/registry";
 import { silentLog, type Log } from "../ports/run-deps";
 import { deliverChannelReply } from "./deliver";
+import type { RetryPolicy } from "./platform-call";
 
 export interface UnstartedReplyDeps {
   db: Db;
   config: { channels: ChannelsConfig };
   log?: Log;
   hooks?: HookRegistry;
+  /** The platform retry policy (default: deliver.ts's); the intake passes NOTICE_IN_REQUEST_RETRY. */
+  retry?: RetryPolicy;
 }
+
+/**
+ * Inside a webhook request (a message dropped by the intake of a newer one) the notice is
+ * tried once: a platform that is down must not hold the platform's 200 for the backoff.
+ * A failure is logged and recorded in the ledger (`failed`); an abort retries as usual.
+ */
+export const NOTICE_IN_REQUEST_RETRY: RetryPolicy = { attempts: 1, baseDelayMs: 0, maxDelayMs: 0, sleep: async () => undefined };
 
 /** When an unstarted run carries no error text (it always should): still a notice, never silence. */
 const GENERIC_NOTICE = "The message was not run.";
@@ -33,7 +43,8 @@ export async function answerUnstartedChannelRun(deps: UnstartedReplyDeps, runId:
     const run = known ?? (await getRun(deps.db, runId));
     if (!run?.channelTarget || !TERMINAL_STATUSES.has(run.status) || !neverRan(run)) return;
     const log = deps.log ?? silentLog;
-    await deliverChannelReply({ db: deps.db, channels: deps.config.channels, log, hooks: deps.hooks }, runId, withNotice(run));
+    const retry = deps.retry ? { retry: deps.retry } : {};
+    await deliverChannelReply({ db: deps.db, channels: deps.config.channels, log, hooks: deps.hooks, ...retry }, runId, withNotice(run));
   } catch (error) {
     deps.log?.warn("channel notice for an unstarted run not delivered", { runId, error: String(error) });
   }

@@ -12,7 +12,7 @@ import { loadBundledPlugins } from "./bundled-plugins";
 import { runtimeConfigFromEnv, type RuntimeConfig } from "../config/runtime";
 import type { RunDeps } from "../run/deps";
 import { createProviderKeysReader, maxAgeFromEnv, parseProviderKeys, type ProviderKeysReader } from "./provider-keys";
-import { answerUnstartedChannelRun } from "../channels/unstarted-reply";
+import { answerUnstartedChannelRun, NOTICE_IN_REQUEST_RETRY } from "../channels/unstarted-reply";
 import { observedHandler } from "../observability/middleware";
 import { powertools } from "../observability/powertools";
 
@@ -113,7 +113,7 @@ async function buildFromKeys(runtime: RuntimeConfig, log: RunDeps["log"], keys: 
   if (runtime.queueUrl) await publishConfigSnapshot(deps.db, deployed.version, deployed.publicConfig);
   const configFor = configSnapshotReader(deps.db, keys);
   const full: AppDeps = { ...deps, configVersion: deployed.version, configFor, hooks: plugins.hooks, pluginTools: plugins.tools };
-  return { ...full, answerUnstarted: (runId) => answerUnstartedChannelRun(full, runId) };
+  return { ...full, answerUnstarted: (runId) => answerUnstartedChannelRun({ ...full, retry: NOTICE_IN_REQUEST_RETRY }, runId) };
 }
 
 /**
