@@ -5,6 +5,7 @@
  *
  *   npx tsx bench/channels.ts [answers=6] [updates=40]
  */
+import { loadavg } from "node:os";
 import { chat } from "../test/support/fake-openai-server";
 import { postHook, postTelegram, startChannelStack, stopChannelStack, telegramUpdate } from "../test/support/channel-stack";
 
@@ -26,6 +27,8 @@ async function main(): Promise<void> {
       hookAcks.push((await postHook(env.stack, { text: `ping ${i}`, from: `bench-${i}` })).ms);
     }
     const fmt = (v: number) => v.toFixed(1);
+    // The figures depend on what else runs on the machine: the 1-minute load average goes with them.
+    console.log(`load average (1 min) after the acks: ${loadavg()[0].toFixed(1)}`);
     // Printed before the streaming phase: a slow answer on a loaded machine must not lose these figures.
     console.log(`telegram ack ms: median ${fmt(percentile(acks, 50))}, p95 ${fmt(percentile(acks, 95))} (n=${acks.length})`);
     console.log(`hook ack ms:     median ${fmt(percentile(hookAcks, 50))}, p95 ${fmt(percentile(hookAcks, 95))} (n=${hookAcks.length})`);

@@ -121,6 +121,9 @@ export const FUNCTION_SPECS: Readonly<Record<FunctionKey, FunctionSpec>> = {
     states: ["StartExecution", "SendTaskSuccess"],
     selfInvoke: true,
     reservedConcurrency: RESERVED_CONCURRENCY["ws-api"],
+    // chat.abort / runs.abort of a channel message that has not started, and a message its intake drops
+    // for the queue cap, answer that chat (shared/channels/unstarted-reply.ts): the bot tokens.
+    channelSecrets: true,
   }),
   dispatcher: spec("dispatcher", {
     timeoutSeconds: 30,

@@ -1,4 +1,3 @@
-import { getRun } from "../aws/runs";
 import type { HookRegistry } from "../hooks/registry";
 import { runObservers } from "../hooks/runners";
 import { runIdForIdempotencyKey } from "../core/ids";
@@ -18,7 +17,7 @@ export interface InboundAnswer {
  * `lanes.byChannel.<channel>`), never the agent itself. "Nothing accepted is
  * lost, nothing runs twice": the delivery id is claimed for the run id the
  * logical message key gives (deterministic), then the run is accepted under
- * that key (idempotent). A redelivery finds the claim and the run: duplicate.
+ * that key (idempotent), both at once. A redelivery finds the run: duplicate.
  * A claim whose run is missing (a crash in between) is accepted again.
  *
  * Only what must happen before the platform's 200 happens here: the typing
@@ -31,10 +30,18 @@ export const MESSAGE_RECEIVED_BUDGET_MS = 500;
 
 export async function acceptInbound(deps: IntakeDeps & { hooks?: HookRegistry }, message: InboundMessage): Promise<InboundAnswer> {
   const runId = runIdForIdempotencyKey(message.messageKey);
-  if (!(await claimDelivery(deps.db, message.deliveryId, runId)) && (await getRun(deps.db, runId))) {
-    return { runId, sessionKey: message.sessionKey, duplicate: true };
+  // The claim and the intake run side by side (one round trip less before the 200): the intake is
+  // idempotent under the message key, so a redelivery that lost the claim finds its run there.
+  const [, accepted] = await Promise.all([claimDelivery(deps.db, message.deliveryId, runId), accept(deps, message)]);
+  if (!accepted.duplicate && deps.hooks?.has("message_received")) {
+    const event = { runId: accepted.runId, sessionKey: message.sessionKey, text: message.text, channel: message.channel };
+    await runObservers(deps.hooks, "message_received", event, MESSAGE_RECEIVED_BUDGET_MS);
   }
-  const accepted = await acceptRun(
+  return { runId: accepted.runId, sessionKey: accepted.sessionKey, duplicate: accepted.duplicate };
+}
+
+function accept(deps: IntakeDeps, message: InboundMessage) {
+  return acceptRun(
     deps,
     {
       sessionKey: message.sessionKey,
@@ -47,9 +54,4 @@ export async function acceptInbound(deps: IntakeDeps & { hooks?: HookRegistry },
     "webhook",
     { channelTarget: message.target },
   );
-  if (!accepted.duplicate && deps.hooks?.has("message_received")) {
-    const event = { runId: accepted.runId, sessionKey: message.sessionKey, text: message.text, channel: message.channel };
-    await runObservers(deps.hooks, "message_received", event, MESSAGE_RECEIVED_BUDGET_MS);
-  }
-  return { runId: accepted.runId, sessionKey: accepted.sessionKey, duplicate: accepted.duplicate };
 }

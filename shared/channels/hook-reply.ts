@@ -46,6 +46,8 @@ export async function deliverHookReply(deps: DeliverDeps, run: RunRecord, target
     const headers = signStandardWebhook(secret, hookReplyId(run.runId), body, deps.db.now());
     const out = await postJson(target.replyUrl!, body, { headers, publicOnly: !deps.channels.allowPrivateReplyUrls });
     if (out.status >= 200 && out.status < 300) return { ok: true, data: undefined };
+    // A private replyUrl in AWS (the SSRF guard): final, not retried.
+    if (out.refused) return { ok: false, retryable: false, error: out.error ?? "replyUrl refused" };
     return failure(out.status, out.error ?? `replyUrl answered ${out.status}`, out.retryAfterHeader ? Number(out.retryAfterHeader) : undefined);
   };
   const sent = await withRetry(post, deps.retry ?? DEFAULT_RETRY);

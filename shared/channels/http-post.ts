@@ -16,6 +16,8 @@ export interface PostResult {
   retryAfterHeader?: string;
   body: string;
   error?: string;
+  /** The guard refused the URL (`publicOnly`): nothing was sent, and a retry cannot help. */
+  refused?: true;
 }
 
 export interface PostOptions {
@@ -33,7 +35,7 @@ export async function postJson(url: string, payload: string, options: PostOption
   }
   if (options.publicOnly) {
     const refusal = await refusePrivate(target.hostname);
-    if (refusal) return { status: 0, body: "", error: refusal };
+    if (refusal) return { status: 0, body: "", error: refusal, refused: true };
   }
   return send(target, payload, options);
 }

@@ -36,6 +36,12 @@ export interface IntakeDeps {
   executions?: RunExecutions;
   /** Tools registered by plugins: a client tool may not take their names. */
   pluginTools?: readonly { name: string }[];
+  /**
+   * Answers the chat of a channel message the intake ended without running it
+   * (dropped or refused for the session queue cap): shared/channels/unstarted-reply.ts,
+   * wired by shared/runtime/app-deps.ts (channels sit above the intake). Never throws.
+   */
+  answerUnstarted?: (runId: string) => Promise<void>;
 }
 
 /** What the caller learns about its message (seed 001 "Puesta en cola"; issue 6). */
@@ -93,12 +99,15 @@ export async function acceptRun(deps: IntakeDeps, request: AgentRequest, source:
   const dedupeKey = dedupeKeyOf(request);
   const runId = dedupeKey ? runIdForIdempotencyKey(tenantIdempotencyKey(caller, dedupeKey)) : newRunId();
   const requestHash = hashRequest(request);
+  // The run, session and lane reads do not depend on each other: issued together, the answer (a
+  // webhook's 200, the REST 202) waits one round trip instead of three. On a repeat the other two are unused.
+  const { sessionRead, laneRead } = readAhead(deps, request.sessionKey, caller, options.session);
   const existing = await getRun(deps.db, runId);
   if (existing && caller && !owns(caller, existing)) throw new ApiError("IDEMPOTENCY_CONFLICT", "idempotencyKey was already used for a different request");
   if (existing) return resumeExisting(deps, existing, requestHash);
 
   // One read of the session serves the tenant check and the resolve (the entry point's, when it made one).
-  const known = options.session ?? { record: caller ? await ownedSessionOrNone(deps.db, caller, request.sessionKey) : await getSession(deps.db, request.sessionKey) };
+  const known = await sessionRead;
   const session = await resolveSession(deps.db, request.sessionKey, caller?.tenantId, known);
   const { scope, ...requested } = request.queue ?? {};
   if (scope === "session") await saveSessionQueue(deps.db, request.sessionKey, requested);
@@ -108,7 +117,7 @@ export async function acceptRun(deps: IntakeDeps, request: AgentRequest, source:
     channel: request.channel ? deps.config.lanes.byChannel[request.channel] : undefined,
   }));
   const trigger: Trigger = request.trigger ?? (source === "webhook" ? "webhook" : "user");
-  const lane = await getLane(deps.db, request.sessionKey);
+  const lane = await laneRead;
   const admission = planAdmission(lane, settings, trigger, priorityOf(trigger));
   const base = { runId, acceptedAt: deps.db.now(), sessionKey: request.sessionKey, sessionId: session.sessionId, duplicate: false, queueMode: settings.mode };
   if (admission.action === "reject") {
@@ -132,12 +141,27 @@ export async function acceptRun(deps: IntakeDeps, request: AgentRequest, source:
     return resumeExisting(deps, winner, requestHash);
   }
   const joined = await joinLane(deps.db, run, settings);
-  if (!joined.joined) return { ...base, status: "rejected", reason: joined.reason };
+  if (!joined.joined) {
+    await deps.answerUnstarted?.(runId);
+    return { ...base, status: "rejected", reason: joined.reason };
+  }
   for (const droppedId of joined.dropped) await answerDropped(deps, droppedId);
   if (admission.interrupt) await interrupt(deps, admission.interrupt);
   const seq = joined.lane.accepted;
   await enqueue(deps, run, seq);
   return { ...base, ...(seq !== undefined ? { seq } : {}), ...answerOf(admission, joined.lane, runId) };
+}
+
+/** The session (tenant-checked) and lane reads, started before the run read; awaited only when the run is new. */
+function readAhead(deps: IntakeDeps, sessionKey: string, caller: Caller | undefined, session: KnownSession | undefined) {
+  const sessionRead: Promise<KnownSession> = session
+    ? Promise.resolve(session)
+    : (caller ? ownedSessionOrNone(deps.db, caller, sessionKey) : getSession(deps.db, sessionKey)).then((record) => ({ record }));
+  const laneRead = getLane(deps.db, sessionKey);
+  // A repeat returns without awaiting them: their failure must not become an unhandled rejection.
+  sessionRead.catch(() => undefined);
+  laneRead.catch(() => undefined);
+  return { sessionRead, laneRead };
 }
 
 interface NewRun {
@@ -237,6 +261,7 @@ async function enqueue(deps: IntakeDeps, run: RunRecord, seq?: number): Promise<
 }
 
 async function answerDropped(deps: IntakeDeps, runId: string): Promise<void> {
+  await deps.answerUnstarted?.(runId);
   // Without an endpoint a push reports every connection gone; never let that remove a live one.
   if (!deps.runtime?.webSocketManagementEndpoint || !deps.pusher || !deps.log) return;
   await replyToRequester({ db: deps.db, pusher: deps.pusher, log: deps.log }, runId);

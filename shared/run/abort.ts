@@ -6,6 +6,7 @@ import { pumpLane } from "../lanes/pump";
 import { ApiError } from "../protocol/errors";
 import type { RunDeps } from "./deps";
 import { replyToRequester } from "../events/final-response";
+import { answerUnstartedChannelRun } from "../channels/unstarted-reply";
 
 export interface AbortOutcome {
   runId: string;
@@ -15,7 +16,7 @@ export interface AbortOutcome {
   status: RunStatus | "aborting";
 }
 
-export type AbortDeps = Pick<RunDeps, "db" | "pusher" | "config" | "log"> & { executions: RunExecutions };
+export type AbortDeps = Pick<RunDeps, "db" | "pusher" | "config" | "log" | "hooks"> & { executions: RunExecutions };
 
 const NOT_STARTED_ERROR = "The run was aborted before it started.";
 
@@ -27,7 +28,7 @@ const NOT_STARTED_ERROR = "The run was aborted before it started.";
  * - paused (approval, client tool): set the flag and wake the waiting task;
  * - accepted or queued: end it here (one conditional write, so a run that
  *   starts at the same moment is stopped by the flag instead), announce
- *   `lifecycle error`, answer its requester, and pump its session lane so the
+ *   `lifecycle error`, answer its requester (and its chat), and pump its session lane so the
  *   next run starts. A later dispatch or start of it sees a terminal run and
  *   does nothing.
  */
@@ -46,6 +47,8 @@ export async function abortRun(deps: AbortDeps, runId: string, reason = "abort r
   emitter.emit("lifecycle", lifecycleEvent.error({ endedAt: deps.db.now(), error: NOT_STARTED_ERROR, status: "aborted" }));
   await emitter.flush();
   await replyToRequester(deps, runId);
+  // A channel message gets its notice in its chat, once (the delivery ledger).
+  await answerUnstartedChannelRun(deps, runId);
   await pumpLane(deps, run.sessionKey);
   return { runId, aborted: true, status: "aborted" };
 }

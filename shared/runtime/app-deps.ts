@@ -12,6 +12,7 @@ import { loadBundledPlugins } from "./bundled-plugins";
 import { runtimeConfigFromEnv, type RuntimeConfig } from "../config/runtime";
 import type { RunDeps } from "../run/deps";
 import { createProviderKeysReader, maxAgeFromEnv, parseProviderKeys, type ProviderKeysReader } from "./provider-keys";
+import { answerUnstartedChannelRun, NOTICE_IN_REQUEST_RETRY } from "../channels/unstarted-reply";
 import { observedHandler } from "../observability/middleware";
 import { powertools } from "../observability/powertools";
 
@@ -23,6 +24,8 @@ export interface AppDeps extends RunDeps {
   configVersion?: string;
   /** ws-api in Lambda only (its handler.ts sets it; see shared/aws/self-invoke.ts). */
   invokeSelfAsync?: AsyncSelfInvoker;
+  /** A channel message the intake ended unstarted (queue cap) answers its chat (shared/channels/unstarted-reply.ts). */
+  answerUnstarted?: (runId: string) => Promise<void>;
 }
 
 export function buildAppDeps(runtime: RuntimeConfig, config: AgentConfig, log: RunDeps["log"], now: () => number = Date.now): AppDeps {
@@ -109,7 +112,8 @@ async function buildFromKeys(runtime: RuntimeConfig, log: RunDeps["log"], keys: 
   // Functions that accept runs keep the snapshot their runs will be read back with.
   if (runtime.queueUrl) await publishConfigSnapshot(deps.db, deployed.version, deployed.publicConfig);
   const configFor = configSnapshotReader(deps.db, keys);
-  return { ...deps, configVersion: deployed.version, configFor, hooks: plugins.hooks, pluginTools: plugins.tools };
+  const full: AppDeps = { ...deps, configVersion: deployed.version, configFor, hooks: plugins.hooks, pluginTools: plugins.tools };
+  return { ...full, answerUnstarted: (runId) => answerUnstartedChannelRun({ ...full, retry: NOTICE_IN_REQUEST_RETRY }, runId) };
 }
 
 /**

@@ -29,13 +29,14 @@ describe("channel secrets in the template", () => {
     for (const value of Object.values(ENV)) expect(text).not.toContain(value);
   });
 
-  it("lets only rest-api, attempt, run-finalize and the sweeper read it, through CHANNEL_SECRETS_ARN", () => {
+  it("lets only rest-api, ws-api, attempt, run-finalize and the sweeper read it, through CHANNEL_SECRETS_ARN", () => {
     const [[channelId]] = resourcesOfType(json, "AWS::SecretsManager::Secret").filter(([id]) => id.includes("ChannelSecrets"));
     const readers = FUNCTION_KEYS.filter((key) =>
       statementsFor(statementsOfFunction(json, key), "secretsmanager:").some((s) => JSON.stringify(resourcesOf(s)).includes(channelId)),
     );
     // The sweeper ends dead runs and delivers their error reply to the channel (shared/sweeper/dead-runs.ts).
-    expect(readers).toEqual(["rest-api", "attempt", "run-finalize", "sweeper"]);
+    // ws-api: aborting a channel message that has not started (or dropping one for the cap) answers its chat.
+    expect(readers).toEqual(["rest-api", "ws-api", "attempt", "run-finalize", "sweeper"]);
     for (const key of readers) {
       const env = (json.Resources?.[logicalIdOfFunction(json, key)].Properties?.Environment as { Variables: Record<string, unknown> }).Variables;
       expect(env.CHANNEL_SECRETS_ARN).toEqual({ Ref: channelId });

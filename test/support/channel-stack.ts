@@ -32,6 +32,8 @@ export interface ChannelStackOptions {
   plugins?: { path: string; config: Record<string, unknown> }[];
   /** Also a Telegram account `verbose` (same bot, `verbose: true`) and a `default` one (the env-var id). */
   moreAccounts?: boolean;
+  /** Queue settings per channel (config `lanes.byChannel`), e.g. a small cap to drop messages. */
+  byChannel?: Record<string, Record<string, unknown>>;
 }
 
 export async function startChannelStack(options: ChannelStackOptions = {}): Promise<ChannelStack> {
@@ -48,6 +50,7 @@ export async function startChannelStack(options: ChannelStackOptions = {}): Prom
   const config = {
     ...base,
     ...(options.plugins ? { plugins: options.plugins } : {}),
+    ...(options.byChannel ? { lanes: { ...base.lanes, byChannel: options.byChannel } } : {}),
     channels: {
       telegram: { accounts: { main: account, ...more } },
       slack: { accounts: { main: { signingSecret: SLACK_SIGNING_SECRET, botToken: "xoxb-test", apiBaseUrl: slack.baseUrl, botUserId: BOT_USER_ID, editIntervalMs } } },
