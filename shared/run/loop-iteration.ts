@@ -61,7 +61,7 @@ export async function runLoopIteration(deps: RunDeps, input: IterationInput, run
     const early = endedBeforeAttempt(run, deps.db.now());
     if (early) return { runId: run.runId, loop: head.loop, decision: early };
     const watch = watchRun(deps.db, run.runId, runDeadline(run));
-    const heartbeat = startHeartbeat(deps.db, run.runId, heartbeatIntervalMs(deps.config.diagnostics));
+    const heartbeat = startHeartbeat(deps.db, run.runId, heartbeatIntervalMs(deps.config.diagnostics), Math.max(run.startedAt ?? 0, run.heartbeatAt ?? 0));
     try {
       const prepared = await prepareAttempt(deps, run, head.loop, previous, watch.signal);
       if ("skip" in prepared) {
