@@ -41,6 +41,8 @@ function safeJson(buf: Buffer): Record<string, any> {
 async function main(): Promise<void> {
   const shape = (process.argv[2] ?? "one-call") as Shape;
   const runs = Number(process.argv[3] ?? 1);
+  // `stream` takes the streaming figure's parameters: words=1000 delayMs=10 (about 100 tokens/s).
+  const params = shape === "stream" ? { words: 1000, delayMs: 10, ...Object.fromEntries(process.argv.slice(4).map((arg) => arg.split("=")).map(([k, v]) => [k, Number(v)])) } : undefined;
   const model = await BenchModelServer.start();
   const recorder = new UsageRecorder({ meter: true });
   const trace: Traced[] = [];
@@ -63,7 +65,7 @@ async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, 300));
     const mark = recorder.mark();
     recording = true;
-    for (const [i, client] of clients.entries()) await driveRun(client, { sessionKey: `trace-${i}`, shape, runTag: `trace-${shape}-${i}` });
+    for (const [i, client] of clients.entries()) await driveRun(client, { sessionKey: `trace-${i}`, shape, runTag: `trace-${shape}-${i}`, ...(params ? { params } : {}) });
     await stack.idle();
     recording = false;
     const window = recorder.since(mark);
@@ -81,6 +83,10 @@ async function main(): Promise<void> {
     const usage = usagePerRun(window, runs, { inboundMessages: runs, connectionMinutes: 0 });
     const per1000 = scaleBreakdown(costOfRun(usage, configuredMemory(), PRICES), 1000);
     console.log(`  $ per 1000 runs: ${JSON.stringify(Object.fromEntries(Object.entries(per1000).map(([k, v]) => [k, Number(v.toFixed(5))])))}`);
+    // The streaming goal's measure (figure 5): WebSocket posts plus every write unit of the run.
+    const posts = (window.sdk["apigw-management:PostToConnection"]?.calls ?? 0) / runs;
+    const streaming = 1000 * (posts * PRICES.apiGateway.perWebSocketMessage + (wru / runs) * PRICES.dynamodb.perWriteRequestUnit);
+    console.log(`  WebSocket posts ${posts.toFixed(1)} + WRU ${(wru / runs).toFixed(1)}: $${streaming.toFixed(4)} per 1000 runs (the streaming goal's measure)`);
     await Promise.all([warm, ...clients].map((c) => c.close()));
   } finally {
     await stack.close();

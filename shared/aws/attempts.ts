@@ -50,7 +50,8 @@ const MAX_STORED_TOOL_ERROR = 2000;
 const MAX_STORED_TOOL_ERRORS = 20;
 const MAX_STORED_TOOL_METAS = 500;
 
-export async function putAttempt(db: Db, record: AttemptRecord): Promise<void> {
+/** Writes the record (capped to fit an item) and returns it as stored. */
+export async function putAttempt(db: Db, record: AttemptRecord): Promise<AttemptRecord> {
   const { textBlocks, ...rest } = record;
   const keepBlocks = textBlocks !== undefined && record.finalText.length <= MAX_TEXT_BLOCKS_CHARS;
   const stored = AttemptRecordSchema.parse({
@@ -61,6 +62,7 @@ export async function putAttempt(db: Db, record: AttemptRecord): Promise<void> {
     toolErrors: record.toolErrors.slice(-MAX_STORED_TOOL_ERRORS).map((e) => ({ ...e, message: capText(e.message, MAX_STORED_TOOL_ERROR).text })),
   });
   await db.doc.send(new PutCommand({ TableName: db.table, Item: { ...keys.attempt(record.runId, record.iteration), ...stored } }));
+  return stored;
 }
 
 export async function listAttempts(db: Db, runId: string): Promise<AttemptRecord[]> {

@@ -106,6 +106,30 @@ export async function releaseSlot(db: Db, runId: string, since?: number): Promis
   );
 }
 
+/**
+ * Frees the run's slot and answers how many slots are in use right after
+ * (the write's ALL_NEW image, so the releaser's pump needs no read);
+ * undefined when the run held none.
+ */
+export async function releaseSlotCounting(db: Db, runId: string): Promise<number | undefined> {
+  try {
+    const out = await db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: keys.globalSlots(GLOBAL_LANE),
+        UpdateExpression: "REMOVE holders.#run",
+        ConditionExpression: "attribute_exists(holders.#run)",
+        ExpressionAttributeNames: { "#run": runId },
+        ReturnValues: "ALL_NEW",
+      }),
+    );
+    return Object.keys((out.Attributes?.holders as Record<string, number> | undefined) ?? {}).length;
+  } catch (error) {
+    if (isConditionFailure(error)) return undefined;
+    throw error;
+  }
+}
+
 /** runId -> since */
 export async function slotHolders(db: Db): Promise<Record<string, number>> {
   const out = await db.doc.send(new GetCommand({ TableName: db.table, Key: keys.globalSlots(GLOBAL_LANE), ConsistentRead: true }));

@@ -59,9 +59,28 @@ const CLAIM_CONDITION =
   "attribute_not_exists(writerRunId) OR leaseUntil < :now OR (writerRunId = :run AND :reentrant = :yes)";
 
 export async function claimWriter(db: Db, sessionId: string, runId: string, options: ClaimOptions): Promise<WriterClaim> {
+  return (await claimWith(db, sessionId, runId, options, async (nextSeq) => ({ last: await readLastMessage(db, sessionId, nextSeq), entries: [] }))).claim;
+}
+
+/**
+ * The claim and every committed entry below its head, read under it: the
+ * history query also gives the last message, so the claim needs no read of
+ * its own (one request instead of a GetItem and a Query).
+ */
+export async function claimWriterWithHistory(db: Db, sessionId: string, runId: string, options: ClaimOptions): Promise<{ claim: WriterClaim; entries: TranscriptEntry[] }> {
+  return claimWith(db, sessionId, runId, options, async (nextSeq) => {
+    const entries = await readEntriesUnderClaim(db, { sessionId, nextSeq });
+    const last = [...entries].reverse().find((entry) => isMessageEntry(entry)) as MessageEntry | undefined;
+    return { last, entries };
+  });
+}
+
+type TailReader = (nextSeq: number) => Promise<{ last: MessageEntry | undefined; entries: TranscriptEntry[] }>;
+
+async function claimWith(db: Db, sessionId: string, runId: string, options: ClaimOptions, readTail: TailReader): Promise<{ claim: WriterClaim; entries: TranscriptEntry[] }> {
   const started = db.now();
   for (let delay = 50; ; delay = Math.min(delay * 2, 1000)) {
-    const claim = await tryClaim(db, sessionId, runId, options);
+    const claim = await tryClaim(db, sessionId, runId, options, readTail);
     if (claim) return claim;
     const waited = db.now() - started;
     if (waited >= options.acquireTimeoutMs) {
@@ -71,7 +90,7 @@ export async function claimWriter(db: Db, sessionId: string, runId: string, opti
   }
 }
 
-async function tryClaim(db: Db, sessionId: string, runId: string, options: ClaimOptions): Promise<WriterClaim | null> {
+async function tryClaim(db: Db, sessionId: string, runId: string, options: ClaimOptions, readTail: TailReader): Promise<{ claim: WriterClaim; entries: TranscriptEntry[] } | null> {
   const now = db.now();
   try {
     const out = await db.doc.send(
@@ -96,8 +115,8 @@ async function tryClaim(db: Db, sessionId: string, runId: string, options: Claim
       }),
     );
     const head = out.Attributes as { writerEpoch: number; nextSeq: number };
-    const last = await readLastMessage(db, sessionId, head.nextSeq);
-    return { sessionId, runId, epoch: head.writerEpoch, nextSeq: head.nextSeq, lastMessage: last?.message, lastRunId: last?.runId };
+    const { last, entries } = await readTail(head.nextSeq);
+    return { claim: { sessionId, runId, epoch: head.writerEpoch, nextSeq: head.nextSeq, lastMessage: last?.message, lastRunId: last?.runId }, entries };
   } catch (error) {
     if (isConditionFailure(error)) return null;
     throw error;

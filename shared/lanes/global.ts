@@ -1,4 +1,4 @@
-import { addGlobalWaiter, acquireSlot, listGlobalWaiters, releaseSlot, removeGlobalWaiter, slotHolders, slotsInUse } from "../aws/global-lane";
+import { addGlobalWaiter, acquireSlot, listGlobalWaiters, releaseSlot, releaseSlotCounting, removeGlobalWaiter, slotHolders, slotsInUse } from "../aws/global-lane";
 import { getRun, recordExecution, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
 import { isStartable } from "../aws/lane-runs";
 import { PRIORITY } from "../core/queue-settings";
@@ -58,12 +58,14 @@ async function startExecution(deps: LaneDeps, runId: string): Promise<void> {
  * then in acceptance order. Called after every release and every enqueue, so
  * no wake-up is lost: whichever of the two happens last sees the other.
  */
-export async function pumpGlobalLane(deps: LaneDeps): Promise<void> {
+export async function pumpGlobalLane(deps: LaneDeps, inUseAfterRelease?: number): Promise<void> {
   const cap = globalCap(deps);
   if (cap <= 0) return;
   for (let step = 0; step < MAX_GLOBAL_STARTS; step += 1) {
     // Full: nothing to hand out (one read instead of a query and a refused write). Whoever frees a slot pumps again.
-    if ((await slotsInUse(deps.db)) >= cap) return;
+    // The first step of a releaser's pump counts from its release's own answer (no read).
+    const inUse = step === 0 && inUseAfterRelease !== undefined ? inUseAfterRelease : await slotsInUse(deps.db);
+    if (inUse >= cap) return;
     const [waiter] = await listGlobalWaiters(deps.db, 1);
     if (!waiter) return;
     const run = await getRun(deps.db, waiter.runId);
@@ -99,8 +101,7 @@ async function takeSlot(deps: LaneDeps, runId: string, cap: number): Promise<"go
 /** Frees the run's slot (if it held one) and hands it on. */
 export async function releaseGlobalSlot(deps: LaneDeps, runId: string): Promise<void> {
   if (globalCap(deps) <= 0) return;
-  await releaseSlot(deps.db, runId);
-  await pumpGlobalLane(deps);
+  await pumpGlobalLane(deps, await releaseSlotCounting(deps.db, runId));
 }
 
 /** The sweeper: slots still held by runs that ended (their hand-off never ran). */

@@ -101,16 +101,20 @@ export async function pumpLane(deps: LaneDeps, sessionKey: string, maxInlineWait
 }
 
 async function pumpOnce(deps: LaneDeps, sessionKey: string, handedOff?: RunRecord, seenLane?: LaneState): Promise<PumpResult> {
+  // The lane as this pump last read or wrote it: the next step decides on it without a read (every
+  // write is conditional on its version, so a lane that moved meanwhile only costs a fresh read).
+  let known = seenLane;
   for (let step = 0; step < MAX_STEPS; step += 1) {
-    const lane = step === 0 && seenLane ? seenLane : await getLane(deps.db, sessionKey);
+    const lane = known ?? await getLane(deps.db, sessionKey);
+    known = undefined;
     if (lane.activeRunId !== undefined) {
-      const known = handedOff?.runId === lane.activeRunId && TERMINAL_STATUSES.has(handedOff.status);
-      const active = known ? handedOff : await getRun(deps.db, lane.activeRunId);
+      const ended = handedOff?.runId === lane.activeRunId && TERMINAL_STATUSES.has(handedOff.status);
+      const active = ended ? handedOff : await getRun(deps.db, lane.activeRunId);
       if (active && (isStartable(active) || isInFlight(active.status))) {
         if (isStartable(active)) await prepareAndStart(deps, sessionKey, lane, active);
         return { state: "busy", runId: active.runId };
       }
-      await releaseEnded(deps, sessionKey, lane, active, known);
+      known = await releaseEnded(deps, sessionKey, lane, active, ended);
       continue;
     }
     const next = nextStart(lane, deps.db.now());
@@ -206,17 +210,18 @@ async function foldIntoOwner(deps: LaneDeps, owner: RunRecord, memberIds: string
 /**
  * The lane's owner ended (or vanished): settle what was folded into it, free
  * its global slot, free the lane. Notes it never delivered go back to the
- * lane for the next run.
+ * lane for the next run. Returns the lane as this write left it (undefined when
+ * it wrote nothing: the next step reads it).
  */
-async function releaseEnded(deps: LaneDeps, sessionKey: string, seen: LaneState, run: RunRecord | undefined, slotReleased = false): Promise<void> {
+async function releaseEnded(deps: LaneDeps, sessionKey: string, seen: LaneState, run: RunRecord | undefined, slotReleased = false): Promise<LaneState | undefined> {
   const runId = seen.activeRunId;
-  if (runId === undefined) return;
+  if (runId === undefined) return undefined;
   if (run && TERMINAL_STATUSES.has(run.status)) {
     // Steer entries still waiting may have been claimed by this run just before it ended (or crashed).
     const steers = seen.waiting.filter((entry) => entry.kind === "steer").map((entry) => entry.runId);
     await settleMerged(deps, run, [...(seen.pending?.members ?? []), ...steers]);
   }
-  await updateLane(
+  const released = await updateLane(
     deps.db,
     sessionKey,
     (lane) => {
@@ -227,6 +232,9 @@ async function releaseEnded(deps: LaneDeps, sessionKey: string, seen: LaneState,
     seen,
   );
   if (globalCap(deps) > 0 && !slotReleased) await releaseGlobalSlot(deps, runId);
+  // Only a lane this call wrote is known to be current as of its write; a global pump in between
+  // only touches the global lane.
+  return released.changed ? released.lane : undefined;
 }
 
 /**

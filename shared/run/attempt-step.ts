@@ -1,10 +1,10 @@
 import type { AttemptReport } from "../agent/attempt";
 import { runAttemptSession } from "../agent/attempt-session";
-import { putAttempt } from "../aws/attempts";
+import { putAttempt, type AttemptRecord } from "../aws/attempts";
 import { recordModelUsage } from "../observability/run-metrics";
-import { appendTurn, claimWriter, readEntriesUnderClaim, releaseWriter, type WriterClaim } from "../aws/transcript";
+import { appendTurn, claimWriterWithHistory, releaseWriter, type WriterClaim } from "../aws/transcript";
 import type { RunRecord } from "../aws/runs";
-import { THINKING_LEVELS, type ThinkingLevel } from "../core/run-loop";
+import { THINKING_LEVELS, type Decision, type ThinkingLevel } from "../core/run-loop";
 import { calibrationOf } from "../core/overflow";
 import { addUsage } from "../core/messages";
 import { modelHistory } from "../core/session-view";
@@ -16,7 +16,8 @@ import { wireAttemptSession } from "./attempt-wiring";
 import type { RunDeps } from "./deps";
 import { runDeadline, runLoopIteration, type IterationInput } from "./loop-iteration";
 import type { StepPointer } from "./pointer";
-import { noteWriterReleased, openRunEmitter } from "./invocation-memo";
+import type { PersistableAttempt } from "./loop-iteration";
+import { noteFirstAttempt, noteWriterReleased, openRunEmitter } from "./invocation-memo";
 import { createSteeringPort } from "../lanes/steering";
 import { committedAnswer } from "./committed-answer";
 import { channelPreviewFor, withPreview } from "../channels/preview-sink";
@@ -45,12 +46,13 @@ async function executeAttempt(
   clock: StepClock,
   signal: AbortSignal,
   wrapSink: <S extends AttemptSink>(sink: S) => S,
-): Promise<AttemptReport> {
+): Promise<AttemptReport & PersistableAttempt> {
   const { loop, ref } = prelude;
   // The chosen auth profile's key is in prelude.config.
   const { provider, model } = resolveModel(prelude.config, ref);
   const startedAt = deps.db.now();
-  let claim: WriterClaim = await claimWriter(deps.db, run.sessionId, run.runId, {
+  // The history the model sees is read under the claim, in the claim's own read (no separate last-entry read).
+  const claimed = await claimWriterWithHistory(deps.db, run.sessionId, run.runId, {
     leaseMs: clock.remainingMs() + 30_000,
     acquireTimeoutMs: deps.config.session.writeLockAcquireTimeoutMs,
     // The run is one logical writer across its tasks: a new task of the same run takes the
@@ -58,6 +60,7 @@ async function executeAttempt(
     // fences that predecessor out.
     allowReentrant: true,
   });
+  let claim: WriterClaim = claimed.claim;
   const emitter = await openRunEmitter(deps, run.runId, run.sessionKey);
   // Reasoning goes out as `thinking` events only when the caller asked (`streamThinking` at intake).
   // A channel run streams its answer as a preview message edited as it grows (shared/channels/preview.ts).
@@ -67,7 +70,7 @@ async function executeAttempt(
   try {
     // What the model sees: the latest compaction's summary, then the kept and newer entries (rewrites applied).
     // Read under this attempt's claim: its head (nextSeq) came back with the claim, no second read.
-    const history = modelHistory(await readEntriesUnderClaim(deps.db, claim));
+    const history = modelHistory(claimed.entries);
     const session = await wireAttemptSession(deps, {
       run,
       config: prelude.config,
@@ -101,7 +104,7 @@ async function executeAttempt(
     // A completed attempt committed all it streamed; a failed one takes its partial text back.
     sink.retractUncommitted(report.outcome.kind);
     await emitter.flush();
-    await putAttempt(deps.db, {
+    const record: AttemptRecord = {
       // `v` comes with the report (AttemptResult v1 and AttemptRecord v1 share it).
       runId: run.runId,
       // Numbered over the whole run (iterations restart on a fallback model).
@@ -114,9 +117,13 @@ async function executeAttempt(
       ...(prelude.compactionUsage ? { usage: addUsage(report.usage, prelude.compactionUsage) } : {}),
       startedAt,
       endedAt: deps.db.now(),
-    });
+    };
     recordModelUsage(report.usage, report.costUsd);
-    return report;
+    // Written once, with the decision that follows it (the loop decides right after): one write, not
+    // a put and an update. A crash before it loses only diagnostics: the retry recovers the
+    // committed answer (committedAnswer) and writes the record then.
+    const persist = async (decision: Decision) => noteFirstAttempt(deps, await putAttempt(deps.db, { ...record, decision, decidedAt: deps.db.now() }));
+    return { ...report, persist };
   } finally {
     sink.retractUncommitted("attempt_interrupted");
     await preview?.settle();

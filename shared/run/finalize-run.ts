@@ -10,7 +10,7 @@ import { handOffLane } from "../lanes/handoff";
 import type { RunDeps } from "./deps";
 import { replyToRequester } from "../events/final-response";
 import type { FinalizeInput } from "./pointer";
-import { openRunEmitter, writerReleasedHere } from "./invocation-memo";
+import { attemptsKnownHere, openRunEmitter, writerReleasedHere } from "./invocation-memo";
 import { loopMeta } from "./run-trace";
 import { outboundReply, runEndHooks } from "./run-end-hooks";
 import { lastEvents, runRecordExpiry } from "../aws/event-log";
@@ -52,7 +52,8 @@ function finalDecision(input: FinalizeInput): Finalize {
 }
 
 async function endRun(deps: RunDeps, run: RunRecord, input: FinalizeInput, decision: Finalize): Promise<RunRecord | undefined> {
-  const attempts = await listAttempts(deps.db, run.runId);
+  // Folded into the run's first Attempt: the attempt it just wrote is the whole list.
+  const attempts = attemptsKnownHere(deps, run.runId) ?? await listAttempts(deps.db, run.runId);
   const last = attempts[attempts.length - 1];
   const finalText = decision.status === "ok" ? (last?.finalText ?? "") : "";
   // A channel conversation: messaging-tool dedupe and the verbose tool summaries (shared/channels/reply-context.ts).

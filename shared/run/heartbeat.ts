@@ -14,7 +14,7 @@ export interface Heartbeat {
  * timeout, so a beating attempt is never stuck for long. A failed beat is
  * ignored: the next one, or the events, speak for the run.
  */
-export function startHeartbeat(db: Db, runId: string, intervalMs: number): Heartbeat {
+export function startHeartbeat(db: Db, runId: string, intervalMs: number, lastProgressAt = 0): Heartbeat {
   let beating = false;
   const beat = () => {
     if (beating) return;
@@ -25,7 +25,9 @@ export function startHeartbeat(db: Db, runId: string, intervalMs: number): Heart
         beating = false;
       });
   };
-  beat();
+  // Progress the run record shows from less than an interval ago (the start this same invocation
+  // just wrote, or a beat) already speaks for the run: the first beat waits for the interval.
+  if (db.now() - lastProgressAt >= intervalMs) beat();
   const timer = setInterval(beat, intervalMs);
   return { stop: () => clearInterval(timer) };
 }

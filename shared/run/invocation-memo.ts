@@ -1,3 +1,4 @@
+import type { AttemptRecord } from "../aws/attempts";
 import { RunEventEmitter } from "../events/emitter";
 import type { RunDeps } from "./deps";
 
@@ -34,4 +35,17 @@ export function noteWriterReleased(deps: RunDeps, runId: string): void {
 
 export function writerReleasedHere(deps: RunDeps, runId: string): boolean {
   return deps.memo?.get(`writerReleased:${runId}`) === true;
+}
+
+/**
+ * The run's first attempt was written by this invocation: it is the run's
+ * whole attempt list (a crashed earlier try of attempt 1 wrote the same key,
+ * and each invocation runs one attempt), so the inline finalize needs no query.
+ */
+export function noteFirstAttempt(deps: RunDeps, record: AttemptRecord): void {
+  if (record.iteration === 1) deps.memo?.set(`attempts:${record.runId}`, [record]);
+}
+
+export function attemptsKnownHere(deps: RunDeps, runId: string): AttemptRecord[] | undefined {
+  return deps.memo?.get(`attempts:${runId}`) as AttemptRecord[] | undefined;
 }

@@ -15,13 +15,18 @@ import { watchRun } from "./run-watch";
 import { startHeartbeat } from "./heartbeat";
 import { heartbeatIntervalMs } from "../config/lanes-config";
 
+/** An attempt whose record is written once the loop has decided what follows it (record and decision in one write). */
+export interface PersistableAttempt {
+  persist?: (decision: Decision) => Promise<void>;
+}
+
 /** Runs one attempt; the step supplies it (shared/run/attempt-step.ts executeAttempt). */
 export type AttemptRunner = (
   run: RunRecord,
   prelude: Prelude,
   signal: AbortSignal,
   wrapSink: <S extends AttemptSink>(sink: S) => S,
-) => Promise<{ outcome: AttemptOutcome; systemPromptChars?: number }>;
+) => Promise<{ outcome: AttemptOutcome; systemPromptChars?: number } & PersistableAttempt>;
 
 export interface IterationInput {
   runId: string;
@@ -56,7 +61,7 @@ export async function runLoopIteration(deps: RunDeps, input: IterationInput, run
     const early = endedBeforeAttempt(run, deps.db.now());
     if (early) return { runId: run.runId, loop: head.loop, decision: early };
     const watch = watchRun(deps.db, run.runId, runDeadline(run));
-    const heartbeat = startHeartbeat(deps.db, run.runId, heartbeatIntervalMs(deps.config.diagnostics));
+    const heartbeat = startHeartbeat(deps.db, run.runId, heartbeatIntervalMs(deps.config.diagnostics), Math.max(run.startedAt ?? 0, run.heartbeatAt ?? 0));
     try {
       const prepared = await prepareAttempt(deps, run, head.loop, previous, watch.signal);
       if ("skip" in prepared) {
@@ -89,7 +94,8 @@ async function attemptAndDecide(deps: RunDeps, run: RunRecord, prelude: Prelude,
   const outcome: AttemptOutcome = tripped ? { kind: "compaction_loop", ...tripped } : await withPromptFacts(deps, run, prelude, report.outcome, report.systemPromptChars);
   const step = decideNext({ ...prelude.loop, guard: monitor.guard }, outcome);
   // The loop path a console reads back: this attempt's record gets the decision that followed it.
-  await recordAttemptDecision(deps.db, run.runId, prelude.loop.attempt, step.decision);
+  if (report.persist) await report.persist(step.decision);
+  else await recordAttemptDecision(deps.db, run.runId, prelude.loop.attempt, step.decision);
   recordAttemptMetrics(outcome, step.decision);
   await applyEffects(deps, run, step, { prelude, outcome });
   return step;

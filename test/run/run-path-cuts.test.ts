@@ -1,0 +1,99 @@
+import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { acquireSlot, releaseSlotCounting, slotHolders } from "../../shared/aws/global-lane";
+import { keys } from "../../shared/aws/keys";
+import { appendEntries, appendTurn, claimWriter, claimWriterWithHistory, readEntries, releaseWriter } from "../../shared/aws/transcript";
+import type { AssistantMessage } from "../../shared/core/messages";
+import { startHeartbeat } from "../../shared/run/heartbeat";
+import { startTestDb, type TestDb } from "../support/local-db";
+import { until } from "../support/until";
+
+/**
+ * The issue-15 part-3 cuts that replace a read by what a write or another
+ * read already returned: each answers what the read it replaced would have.
+ */
+let t: TestDb;
+beforeAll(async () => {
+  t = await startTestDb();
+});
+afterAll(async () => t.close());
+
+const options = { leaseMs: 10_000, acquireTimeoutMs: 0 };
+const reply = (text: string): AssistantMessage => ({
+  role: "assistant",
+  content: [{ type: "text", text }],
+  provider: "offline",
+  model: "echo",
+  stopReason: "stop",
+  usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 },
+});
+
+describe("claim with history", () => {
+  it("gives the same claim as claimWriter plus every committed entry, the last message found behind a note", async () => {
+    const first = await claimWriter(t.db, "hist-1", "run-a", options);
+    const afterUser = await appendTurn(t.db, first, [{ role: "user", content: "hi" }]);
+    const afterReply = await appendTurn(t.db, afterUser, [reply("hello")]);
+    // A non-message entry last: the last message is the one before it.
+    await appendEntries(t.db, afterReply, [{ kind: "note", note: { type: "session_end", sessionKey: "hist-1", reason: "test" } }]);
+    await releaseWriter(t.db, first);
+
+    const plain = await claimWriter(t.db, "hist-1", "run-b", options);
+    await releaseWriter(t.db, plain);
+    const { claim, entries } = await claimWriterWithHistory(t.db, "hist-1", "run-b", options);
+    expect(claim.nextSeq).toBe(plain.nextSeq);
+    expect(claim.lastMessage).toEqual(plain.lastMessage);
+    expect(claim.lastRunId).toBe(plain.lastRunId);
+    expect(claim.epoch).toBe(plain.epoch + 1);
+    expect(entries).toEqual(await readEntries(t.db, "hist-1"));
+    await releaseWriter(t.db, claim);
+  });
+
+  it("an empty transcript: no entries, no last message", async () => {
+    const { claim, entries } = await claimWriterWithHistory(t.db, "hist-empty", "run-a", options);
+    expect(entries).toEqual([]);
+    expect(claim.lastMessage).toBeUndefined();
+    expect(claim.nextSeq).toBe(0);
+  });
+});
+
+describe("global slot release counting", () => {
+  it("answers the slots still in use after the release, and undefined for a run that held none", async () => {
+    await acquireSlot(t.db, "slot-a", 5);
+    await acquireSlot(t.db, "slot-b", 5);
+    const before = Object.keys(await slotHolders(t.db)).length;
+    expect(await releaseSlotCounting(t.db, "slot-a")).toBe(before - 1);
+    expect(Object.keys(await slotHolders(t.db)).length).toBe(before - 1);
+    expect(await releaseSlotCounting(t.db, "slot-a")).toBeUndefined();
+  });
+});
+
+describe("first heartbeat", () => {
+  const runningRun = async (runId: string) => {
+    await t.db.doc.send(
+      new PutCommand({
+        TableName: t.db.table,
+        Item: { ...keys.run(runId), v: 1, runId, sessionKey: "hb", sessionId: "ses_hb", status: "running", message: "m", acceptedAt: t.db.now(), startedAt: t.db.now(), timeoutMs: 0 },
+      }),
+    );
+  };
+  const heartbeatAt = async (runId: string) =>
+    ((await t.db.doc.send(new GetCommand({ TableName: t.db.table, Key: keys.run(runId), ConsistentRead: true }))).Item?.heartbeatAt as number | undefined);
+
+  it("waits for the interval when the record shows progress from less than an interval ago", async () => {
+    await runningRun("hb-fresh");
+    // The real client, with its requests counted: a beat is sent synchronously at start or not at all.
+    const sent: string[] = [];
+    const counted = { ...t.db, doc: { send: (command: { constructor: { name: string } }) => (sent.push(command.constructor.name), t.db.doc.send(command as never)) } } as unknown as typeof t.db;
+    const beat = startHeartbeat(counted, "hb-fresh", 3_600_000, t.db.now());
+    beat.stop();
+    expect(sent).toEqual([]);
+    expect(await heartbeatAt("hb-fresh")).toBeUndefined();
+  });
+
+  it("beats at once when the last progress is older than an interval", async () => {
+    await runningRun("hb-old");
+    const beat = startHeartbeat(t.db, "hb-old", 1_000, t.db.now() - 5_000);
+    beat.stop();
+    expect(await until(() => heartbeatAt("hb-old"), "the first beat")).toBeGreaterThan(0);
+  });
+});
