@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { attachTaskToken } from "../aws/external-inputs";
 import { readAbortRequestedAt } from "../aws/abort-flag";
 import { markPaused } from "../aws/runs";
