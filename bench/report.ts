@@ -108,6 +108,17 @@ function overheadSection(result: OverheadResult): string {
   ].join("\n");
 }
 
+/** "lost: 3 failed, 1 running; late: 2 succeeded" */
+function problemStatuses(level: LevelResult): string {
+  const counts = new Map<string, Map<string, number>>();
+  for (const problem of level.problems) {
+    const byStatus = counts.get(problem.verdict) ?? new Map<string, number>();
+    byStatus.set(problem.status ?? "unknown", (byStatus.get(problem.status ?? "unknown") ?? 0) + 1);
+    counts.set(problem.verdict, byStatus);
+  }
+  return [...counts].map(([verdict, byStatus]) => `${verdict}: ${[...byStatus].map(([status, n]) => `${n} ${status}`).join(", ")}`).join("; ");
+}
+
 function throughputSection(levels: LevelResult[]): string {
   const rows = levels.map((l) => [
     l.sessions,
@@ -129,6 +140,8 @@ function throughputSection(levels: LevelResult[]): string {
     "Each session is one WebSocket client sending one-call runs back to back (next message after the previous lifecycle end), all sessions at once. Runs/s = completed runs / wall time. Fairness = Jain's index over per-session throughput (1 = every session served equally). Spread = slowest session's total time / fastest one's. A run is **lost** if it has no lifecycle end frame, no Step Functions execution, no model request or no user turn in its transcript; **duplicated** if any of those appears twice (or the intake answered `cached`); **late** if it took more than 60 s (a session waits up to 5 min for each answer before its next message, so messages are never collected into one run). All checks run after the stack went idle. A dispatcher invocation that runs past its 30 s timeout fails its batch, and SQS redelivers those messages only after the visibility timeout (6 x 30 s), which is what makes runs late.",
     "",
     table(["sessions", "runs", "runs/s", "latency p50", "latency p95", "fairness (Jain)", "spread", "lost", "late", "duplicated", "errors", "invocations past their timeout"], rows),
+    "",
+    ...levels.filter((l) => (l.problems ?? []).some((p) => p.status)).map((l) => `- ${l.sessions} sessions: runs counted lost, late or duplicated, by their run record's status after idle: ${problemStatuses(l)}.`),
     "",
     "The load generator, the emulators and all functions share the same two cores, so these numbers are a floor for one machine, not a statement about AWS, where each function invocation gets its own CPU.",
   ].join("\n");
