@@ -29,7 +29,8 @@ export function startBenchStack(model: BenchModelServer, observe?: LocalStackObs
 /** An authenticated WebSocket client (connection setup is never inside a timed window). */
 export async function openClient(stack: LocalStack): Promise<TestWsClient> {
   const client = await TestWsClient.open(stack.webSocketUrl);
-  const hello = await client.request("connect", { auth: { token: stack.authToken } });
+  // Patient: connection setup is outside every timed window, and a loaded machine answers it slowly.
+  const hello = await client.request("connect", { auth: { token: stack.authToken } }, 3 * RUN_TIMEOUT_MS);
   if (!hello.ok) throw new Error(`bench: connect refused: ${JSON.stringify(hello.error)}`);
   return client;
 }
@@ -67,7 +68,8 @@ export async function driveRun(client: TestWsClient, spec: RunSpec, patienceMs =
   const res = await client.request(
     "agent",
     { sessionKey: spec.sessionKey, message: messageFor(spec.shape, spec.runTag, spec.params), idempotencyKey: `idem-${spec.runTag}` },
-    RUN_TIMEOUT_MS,
+    // A patient caller (the 100-session level) also waits that long for the intake's answer: on a loaded machine it can take over a minute.
+    Math.max(RUN_TIMEOUT_MS, patienceMs),
   );
   if (!res.ok) throw new Error(`bench: agent request failed: ${JSON.stringify(res.error)}`);
   const runId = res.payload.runId as string;

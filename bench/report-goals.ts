@@ -95,14 +95,19 @@ function loadGoals(results: BenchResults): Goal[] {
   const label = top ? `${top.sessions} concurrent sessions` : "100 concurrent sessions";
   return [
     { goal: `${label}: fairness (Jain)`, measured: n(top?.fairness, 3), target: "≥ 0.9", met: top ? top.fairness >= 0.9 : undefined, kind: "measured" },
-    { goal: `${label}: latency p95`, measured: top ? `${n(top.latency.p95 / 1000, 2)} s` : "n/a", target: "≤ 5 s", met: atMost(top?.latency.p95, 5000), kind: "measured" },
+    // Every session waits for its answer before its next message, so (Little's law) the mean latency is sessions / throughput.
+    { goal: `${label}: latency p95 (runs/s in brackets: the mean latency is sessions / runs/s)`, measured: top ? `${n(top.latency.p95 / 1000, 2)} s [${n(top.runsPerSecond, 2)} runs/s]` : "n/a", target: "≤ 5 s", met: atMost(top?.latency.p95, 5000), kind: "measured" },
     { goal: `${label}: lost / duplicated runs`, measured: top ? `${top.lost} / ${top.duplicated}` : "n/a", target: "0 / 0", met: top ? top.lost === 0 && top.duplicated === 0 : undefined, kind: "measured" },
   ];
 }
 
+/** The import's CPU time next to its wall time (the wall time grows with the machine's load, the CPU time much less). */
+const cpuOf = (bundle: { importCpuMs?: { median: number } }) => (bundle.importCpuMs ? ` [${n(bundle.importCpuMs.median)} ms CPU]` : "");
+
 function localStackGoals(results: BenchResults): Goal[] {
   const memory = results.memory;
   const start = results.foundation?.startupMs;
+  const reported = results.foundation?.reportedStartupMs;
   const bundles = (results.coldStart ?? []).flatMap((b) => ("error" in b ? [] : [b]));
   const attempt = bundles.find((b) => b.key === "attempt");
   const others = bundles.filter((b) => b.key !== "attempt");
@@ -111,9 +116,9 @@ function localStackGoals(results: BenchResults): Goal[] {
   return [
     { goal: "local stack idle RSS (after start / after the runs, all processes and threads)", measured: memory ? `${n(memory.idleAfterStartMb, 0)} / ${n(memory.idleAfterRunsMb, 0)} MB` : "n/a", target: "≤ 300 MB", met: atMost(idleMax, 300), kind: "measured" },
     { goal: `RSS growth per 1,000 runs (slope over ${memory?.runs ?? "N"} runs)`, measured: memory ? `${n(memory.growthMbPer1000Runs)} MB` : "n/a", target: "none (≤ 5 MB, noise)", met: atMost(memory?.growthMbPer1000Runs, 5), kind: "measured" },
-    { goal: "`npm start` ready (spawn -> banner, median)", measured: start ? `${n(start.median / 1000, 2)} s` : "n/a", target: "≤ 5 s", met: atMost(start?.median, 5000), kind: "measured" },
-    { goal: "attempt bundle import (median, no source maps)", measured: attempt ? `${n(attempt.importMs.median)} ms` : "n/a", target: "≤ 80 ms", met: atMost(attempt?.importMs.median, 80), kind: "measured" },
-    { goal: "slowest other bundle import (median, no source maps)", measured: slowestOther ? `${n(slowestOther.importMs.median)} ms (${slowestOther.key})` : "n/a", target: "≤ 60 ms", met: atMost(slowestOther?.importMs.median, 60), kind: "measured" },
+    { goal: "`npm start` ready, cloud assembly cached (spawn -> banner, median; the process's own \"ready in\" in brackets)", measured: start ? `${n(start.median / 1000, 2)} s${reported ? ` [${n(reported.median / 1000, 2)} s]` : ""}` : "n/a", target: "≤ 5 s", met: atMost(start?.median, 5000), kind: "measured" },
+    { goal: "attempt bundle import (median, no source maps; CPU time in brackets)", measured: attempt ? `${n(attempt.importMs.median)} ms${cpuOf(attempt)}` : "n/a", target: "≤ 80 ms", met: atMost(attempt?.importMs.median, 80), kind: "measured" },
+    { goal: "slowest other bundle import (median, no source maps; CPU time in brackets)", measured: slowestOther ? `${n(slowestOther.importMs.median)} ms${cpuOf(slowestOther)} (${slowestOther.key})` : "n/a", target: "≤ 60 ms", met: atMost(slowestOther?.importMs.median, 60), kind: "measured" },
   ];
 }
 

@@ -108,6 +108,17 @@ function overheadSection(result: OverheadResult): string {
   ].join("\n");
 }
 
+/** "lost: 3 failed, 1 running; late: 2 succeeded" */
+function problemStatuses(level: LevelResult): string {
+  const counts = new Map<string, Map<string, number>>();
+  for (const problem of level.problems) {
+    const byStatus = counts.get(problem.verdict) ?? new Map<string, number>();
+    byStatus.set(problem.status ?? "unknown", (byStatus.get(problem.status ?? "unknown") ?? 0) + 1);
+    counts.set(problem.verdict, byStatus);
+  }
+  return [...counts].map(([verdict, byStatus]) => `${verdict}: ${[...byStatus].map(([status, n]) => `${n} ${status}`).join(", ")}`).join("; ");
+}
+
 function throughputSection(levels: LevelResult[]): string {
   const rows = levels.map((l) => [
     l.sessions,
@@ -129,6 +140,8 @@ function throughputSection(levels: LevelResult[]): string {
     "Each session is one WebSocket client sending one-call runs back to back (next message after the previous lifecycle end), all sessions at once. Runs/s = completed runs / wall time. Fairness = Jain's index over per-session throughput (1 = every session served equally). Spread = slowest session's total time / fastest one's. A run is **lost** if it has no lifecycle end frame, no Step Functions execution, no model request or no user turn in its transcript; **duplicated** if any of those appears twice (or the intake answered `cached`); **late** if it took more than 60 s (a session waits up to 5 min for each answer before its next message, so messages are never collected into one run). All checks run after the stack went idle. A dispatcher invocation that runs past its 30 s timeout fails its batch, and SQS redelivers those messages only after the visibility timeout (6 x 30 s), which is what makes runs late.",
     "",
     table(["sessions", "runs", "runs/s", "latency p50", "latency p95", "fairness (Jain)", "spread", "lost", "late", "duplicated", "errors", "invocations past their timeout"], rows),
+    "",
+    ...levels.filter((l) => (l.problems ?? []).some((p) => p.status)).map((l) => `- ${l.sessions} sessions: runs counted lost, late or duplicated, by their run record's status after idle: ${problemStatuses(l)}.`),
     "",
     "The load generator, the emulators and all functions share the same two cores, so these numbers are a floor for one machine, not a statement about AWS, where each function invocation gets its own CPU.",
   ].join("\n");
@@ -226,16 +239,16 @@ function coldStartSection(bundles: BundleResult[], memory: Record<string, number
   const memoryOf = (key: string) => (memory?.[key] ? `${memory[key]} MB` : "");
   const rows = bundles.map((b) =>
     "error" in b
-      ? [b.key, memoryOf(b.key), "does not bundle", "", b.error, ""]
-      : [b.key, memoryOf(b.key), kb(b.bundleBytes), kb(b.sourceMapBytes), medP95(b.importMs), medP95(b.importMsWithSourceMaps)],
+      ? [b.key, memoryOf(b.key), "does not import", "", b.error, "", ""]
+      : [b.key, memoryOf(b.key), kb(b.bundleBytes), kb(b.sourceMapBytes), medP95(b.importMs), b.importCpuMs ? medP95(b.importCpuMs) : "n/a", medP95(b.importMsWithSourceMaps)],
   );
   const measured = bundles.find((b): b is BundleMeasured => !("error" in b));
   return [
     "## 4. Cold start",
     "",
-    `Each function bundled exactly as the stack ships it (\`infra/bundle.ts\`: ESM, minified, source map, AWS SDK bundled), then imported in a fresh \`node\` process ${measured?.importMs.n ?? 0} times (after one uncounted import that warms the file cache). Import time is measured inside the process around \`await import(bundle)\`; the deployed functions run with \`NODE_OPTIONS=--enable-source-maps\`, hence the second column. Node ${process.version} on ${process.arch} here; Lambda runs Node 22 on arm64, and adds its own runtime start before the import.`,
+    `Each function's asset taken from the synthesized cloud assembly (what \`cdk deploy\` uploads and \`npm start\` runs: \`infra/bundle.ts\`, ESM, minified, source map, AWS SDK bundled), then imported in a fresh \`node\` process with the function's template environment ${measured?.importMs.n ?? 0} times (after one uncounted import that warms the file cache). Import time is measured inside the process around \`await import(bundle)\`: wall time, and the CPU time (user + system) of the same imports, which is what the import costs when other work shares the cores; the deployed functions run with \`NODE_OPTIONS=--enable-source-maps\`, hence the last column. Node ${process.version} on ${process.arch} here; Lambda runs Node 22 on arm64, and adds its own runtime start before the import.`,
     "",
-    table(["function", "memory", "bundle", "source map", "import median / p95", "with --enable-source-maps median / p95"], rows),
+    table(["function", "memory", "bundle", "source map", "import median / p95", "import CPU time median / p95", "with --enable-source-maps median / p95"], rows),
   ].join("\n");
 }
 
@@ -283,8 +296,9 @@ function foundationSection(f: FoundationResult): string {
     table(
       ["measure", "median", "p95", "n"],
       [
-        ["`npm start` cold start: spawn -> banner printed (`node --import tsx infra/local/main.ts`, fresh data folder)", ms(f.startupMs.median), ms(f.startupMs.p95), f.startupMs.n],
+        ["`npm start` ready: spawn -> banner printed (`node --import tsx infra/local/main.ts`, fresh data folder, cloud assembly in its cache)", ms(f.startupMs.median), ms(f.startupMs.p95), f.startupMs.n],
         ["... of which the process reports (\"ready in N ms\", after Node + tsx loaded)", ms(f.reportedStartupMs.median), ms(f.reportedStartupMs.p95), f.reportedStartupMs.n],
+        ...(f.coldStartupMs ? [["first start, nothing cached (the CDK app synthesized): spawn -> banner / reported", ms(f.coldStartupMs.readyMs), ms(f.coldStartupMs.reportedMs), 1]] : []),
         ["`POST /v1/agent` -> lifecycle end event, offline model (subscribed WebSocket client)", ms(f.offlineRunMs.median), ms(f.offlineRunMs.p95), f.offlineRunMs.n],
       ],
     ),

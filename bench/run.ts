@@ -6,6 +6,7 @@
  *   npm run bench -- --quick           small counts, results in the OS temp folder only
  *   npm run bench -- --only=cost,streaming   some figures (with --quick or --out=FILE)
  *     figures: cold-start, foundation, memory, overhead, openai-client, throughput, cost, streaming
+ *   npm run bench -- --only=throughput --levels=100x3 --out=FILE   chosen throughput levels (sessions x runs each)
  *   npm run bench -- --note="..."      a caveat printed at the top of the report
  *   npm run bench -- --render          re-render BENCHMARKS.md from the last full results
  *
@@ -81,7 +82,15 @@ function parseArgs(argv: string[]) {
   const value = (name: string) => flag(name)?.split("=").slice(1).join("=");
   const only = value("only")?.split(",").filter(Boolean) as Figure[] | undefined;
   for (const figure of only ?? []) if (!FIGURES.includes(figure)) throw new Error(`unknown figure ${figure} (one of ${FIGURES.join(", ")})`);
-  return { quick: Boolean(flag("quick")), only, note: value("note"), out: value("out"), render: Boolean(flag("render")) };
+  const levels = value("levels")?.split(",").map(parseLevel);
+  return { quick: Boolean(flag("quick")), only, note: value("note"), out: value("out"), render: Boolean(flag("render")), levels };
+}
+
+/** `100x3`: 100 sessions, 3 runs each. */
+function parseLevel(text: string): { sessions: number; runsPerSession: number } {
+  const match = /^(\d+)x(\d+)$/.exec(text);
+  if (!match) throw new Error(`--levels: ${text} is not SESSIONSxRUNS (e.g. 100x3)`);
+  return { sessions: Number(match[1]), runsPerSession: Number(match[2]) };
 }
 
 /** The command as typed, with the note (printed on its own) shortened. */
@@ -111,7 +120,8 @@ function machine() {
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
   if (args.render) return renderOnly();
-  const profile = args.quick ? PROFILES.quick : PROFILES.full;
+  const chosen = args.quick ? PROFILES.quick : PROFILES.full;
+  const profile = args.levels ? { ...chosen, throughput: args.levels } : chosen;
   const wants = (figure: Figure) => !args.only || args.only.includes(figure);
   const startedAt = new Date();
   const results: BenchResults = {
@@ -188,7 +198,7 @@ async function settle(stack: { idle(): Promise<void> }): Promise<void> {
 }
 
 function writeOutputs(results: BenchResults, args: ReturnType<typeof parseArgs>): void {
-  const official = !args.quick && !args.only && !args.out;
+  const official = !args.quick && !args.only && !args.out && !args.levels;
   const jsonPath = args.out ?? (official ? join(ROOT, "bench/results/latest.json") : join(tmpdir(), `agent-runner-bench-${results.meta.profile}.json`));
   mkdirSync(dirname(jsonPath), { recursive: true });
   writeFileSync(jsonPath, `${JSON.stringify(results, null, 1)}\n`);

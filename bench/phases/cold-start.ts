@@ -1,19 +1,22 @@
 /**
- * Figure 4: cold start. Every function is bundled exactly as the stack
- * bundles it (infra/bundle.ts: esm, minified, source maps, nothing
- * external), then imported in a fresh Node
- * process, with and without --enable-source-maps (the deployed functions set
- * it in NODE_OPTIONS). Import time is the module-init part of a cold start:
- * the handlers build their clients lazily, on the first invocation.
+ * Figure 4: cold start. Every function's bundle is taken from the
+ * synthesized cloud assembly (the asset `cdk deploy` uploads and `npm start`
+ * runs: the assembly cache under the bench's data folder, synthesized when
+ * missing, or `BENCH_ASSEMBLY=<dir>`, e.g. `npm run synth`'s cdk.out), then
+ * imported in a fresh Node process with the function's template environment,
+ * with and without --enable-source-maps (the deployed functions set it in
+ * NODE_OPTIONS). Import time is the module-init part of a cold start: the
+ * handlers build their clients lazily, on the first invocation.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { FUNCTION_SPECS, type FunctionKey } from "../../infra/functions";
-import { bundleFunctions } from "../../infra/bundle";
-import { REPO_ROOT } from "../../infra/lambdas";
+import type { FunctionKey } from "../../infra/functions";
+import { functionKeysByLogicalId } from "../../infra/function-keys";
+import { loadAssembly, type LoadedAssembly } from "../../infra/local/deploy/assembly";
+import { prepareAssembly } from "../../infra/local/prepare-assembly";
 import { summarize, type Summary } from "../stats";
 
 export type BundleResult = BundleMeasured | { key: FunctionKey; error: string };
@@ -23,63 +26,83 @@ export interface BundleMeasured {
   bundleBytes: number;
   sourceMapBytes: number;
   importMs: Summary;
+  /** CPU time (user + system) of the same imports: on a loaded machine, what the import itself cost. */
+  importCpuMs?: Summary;
   importMsWithSourceMaps: Summary;
-  samples: { importMs: number[]; importMsWithSourceMaps: number[] };
+  samples: { importMs: number[]; importCpuMs?: number[]; importMsWithSourceMaps: number[] };
 }
+
+/** The bench's own data folder: its assembly cache survives between bench runs, like `npm start`'s. */
+const BENCH_DATA_DIR = join(tmpdir(), "agent-runner-bench-data");
 
 export async function measureColdStart(options: { repeats: number }): Promise<BundleResult[]> {
-  const outDir = mkdtempSync(join(tmpdir(), "agent-runner-bundles-"));
-  try {
-    const results: BundleResult[] = [];
-    for (const spec of Object.values(FUNCTION_SPECS)) {
-      let outfile: string;
-      try {
-        // The very bundles the stack ships (infra/bundle.ts), built fresh into a scratch cache.
-        const dirs = bundleFunctions({ entries: { [spec.key]: join(REPO_ROOT, spec.entry) }, pluginModules: [], cacheDir: outDir, projectRoot: REPO_ROOT });
-        outfile = join(dirs[spec.key], "index.mjs");
-      } catch (error) {
-        // Recorded, not thrown: one function that does not bundle must not hide the others' figures.
-        results.push({ key: spec.key, error: error instanceof Error ? error.message.split("\n")[0] : String(error) });
-        continue;
+  const assembly = loadAssembly(process.env.BENCH_ASSEMBLY ?? (await prepareAssembly({ dataDir: BENCH_DATA_DIR, synthInWorker: true })).dir);
+  const results: BundleResult[] = [];
+  for (const fn of assemblyFunctions(assembly)) {
+    const outfile = join(fn.codeDir, "index.mjs");
+    const plain: number[] = [];
+    const cpu: number[] = [];
+    const withMaps: number[] = [];
+    try {
+      importOnce(outfile, fn.environment, false); // warms the OS file cache; not counted
+      for (let i = 0; i < options.repeats; i += 1) {
+        const once = importOnce(outfile, fn.environment, false);
+        plain.push(once.wallMs);
+        cpu.push(once.cpuMs);
+        withMaps.push(importOnce(outfile, fn.environment, true).wallMs);
       }
-      const plain: number[] = [];
-      const withMaps: number[] = [];
-      try {
-        importOnce(outfile, false); // warms the OS file cache; not counted
-        for (let i = 0; i < options.repeats; i += 1) {
-          plain.push(importOnce(outfile, false));
-          withMaps.push(importOnce(outfile, true));
-        }
-      } catch (error) {
-        // Recorded like a bundling failure: one function must not hide the others' figures.
-        results.push({ key: spec.key, error: error instanceof Error ? error.message.split("\n")[0] : String(error) });
-        continue;
-      }
-      results.push({
-        key: spec.key,
-        bundleBytes: statSync(outfile).size,
-        sourceMapBytes: statSync(`${outfile}.map`).size,
-        importMs: summarize(plain),
-        importMsWithSourceMaps: summarize(withMaps),
-        samples: { importMs: plain, importMsWithSourceMaps: withMaps },
-      });
+    } catch (error) {
+      // Recorded, not thrown: one function must not hide the others' figures.
+      results.push({ key: fn.key, error: error instanceof Error ? error.message.split("\n")[0] : String(error) });
+      continue;
     }
-    return results;
-  } finally {
-    rmSync(outDir, { recursive: true, force: true });
+    results.push({
+      key: fn.key,
+      bundleBytes: statSync(outfile).size,
+      sourceMapBytes: statSync(`${outfile}.map`, { throwIfNoEntry: false })?.size ?? 0,
+      importMs: summarize(plain),
+      importCpuMs: summarize(cpu),
+      importMsWithSourceMaps: summarize(withMaps),
+      samples: { importMs: plain, importCpuMs: cpu, importMsWithSourceMaps: withMaps },
+    });
   }
+  return results;
 }
 
-/** Time to `import()` the bundle, measured inside a fresh Node process. */
-function importOnce(file: string, sourceMaps: boolean): number {
+interface AssemblyFunction {
+  key: FunctionKey;
+  codeDir: string;
+  /** The template's environment variables that are plain strings (tokens resolve only at deploy). */
+  environment: Record<string, string>;
+}
+
+/** Every Lambda function of the assembly's template with its asset folder. */
+export function assemblyFunctions(assembly: LoadedAssembly): AssemblyFunction[] {
+  const keys = functionKeysByLogicalId(assembly.template);
+  const resources = (assembly.template.Resources ?? {}) as Record<string, { Type: string; Properties?: Record<string, unknown> }>;
+  return Object.entries(keys).map(([logicalId, key]) => {
+    const properties = resources[logicalId].Properties ?? {};
+    const s3Key = (properties.Code as { S3Key?: string } | undefined)?.S3Key ?? "";
+    const codeDir = assembly.assetDirs.get(s3Key) ?? assembly.assetDirs.get(s3Key.replace(/\.zip$/, ""));
+    if (!codeDir) throw new Error(`bench: function ${key} has no asset in ${assembly.dir}`);
+    const variables = ((properties.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {}) as Record<string, unknown>;
+    // NODE_OPTIONS (--enable-source-maps) is left out: it is the second column, passed explicitly.
+    const environment = Object.fromEntries(Object.entries(variables).filter((entry): entry is [string, string] => typeof entry[1] === "string" && entry[0] !== "NODE_OPTIONS"));
+    return { key: key as FunctionKey, codeDir, environment };
+  });
+}
+
+/** Wall and CPU time of `import()` of the bundle, measured inside a fresh Node process. */
+function importOnce(file: string, environment: Record<string, string>, sourceMaps: boolean): { wallMs: number; cpuMs: number } {
   // Lambda's Node runtime provides the `awslambda` global (response streaming); a plain node process does not.
   const runtimeGlobal = "globalThis.awslambda??={streamifyResponse:(f)=>f,HttpResponseStream:{from:(s)=>s}};";
-  const script = `${runtimeGlobal}const t=performance.now();await import(${JSON.stringify(pathToFileURL(file).href)});process.stdout.write(String(performance.now()-t));`;
+  const script = `${runtimeGlobal}const c=process.cpuUsage();const t=performance.now();await import(${JSON.stringify(pathToFileURL(file).href)});const w=performance.now()-t;const u=process.cpuUsage(c);process.stdout.write(w+" "+(u.user+u.system)/1000);`;
   const args = [...(sourceMaps ? ["--enable-source-maps"] : []), "--input-type=module", "-e", script];
   const out = spawnSync(process.execPath, args, {
     encoding: "utf8",
-    env: { PATH: process.env.PATH, AWS_REGION: "us-east-1", AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" },
+    env: { ...environment, PATH: process.env.PATH, AWS_REGION: "us-east-1", AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" },
   });
   if (out.status !== 0) throw new Error(`import of ${file} failed: ${out.stderr}`);
-  return Math.round(Number(out.stdout) * 1000) / 1000;
+  const [wallMs, cpuMs] = out.stdout.trim().split(" ").map((n) => Math.round(Number(n) * 1000) / 1000);
+  return { wallMs, cpuMs };
 }

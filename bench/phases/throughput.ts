@@ -8,6 +8,7 @@
  */
 import { performance } from "node:perf_hooks";
 import type { LocalStack } from "../../infra/local/stack";
+import { getRun } from "../../shared/aws/runs";
 import { getSession } from "../../shared/aws/sessions";
 import { readTranscript } from "../../shared/aws/transcript";
 import type { TestWsClient } from "../../test/support/ws-client";
@@ -108,6 +109,8 @@ export interface RunCheck {
   modelRequests: number;
   userTurns: number;
   verdict: "lost" | "late" | "duplicated";
+  /** The run record's status after the stack went idle (a "lost" run that ended with an error is not the same as one that vanished). */
+  status?: string;
 }
 
 async function checkIntegrity(
@@ -130,13 +133,13 @@ async function checkIntegrity(
       userTurns: userTurns.get(run.runTag) ?? 0,
     };
     const verdict = verdictOf(run, found);
-    if (verdict) problems.push({ runTag: run.runTag, runId: run.runId, phase: run.phase, ...found, verdict });
+    if (verdict) problems.push({ runTag: run.runTag, runId: run.runId, phase: run.phase, ...found, verdict, status: (await getRun(stack.deps.db, run.runId))?.status ?? "no record" });
   }
   const count = (verdict: RunCheck["verdict"]) => problems.filter((p) => p.verdict === verdict).length;
   return { lost: count("lost"), late: count("late"), duplicated: count("duplicated"), problems };
 }
 
-function verdictOf(run: DrivenRun, found: Omit<RunCheck, "runTag" | "runId" | "phase" | "verdict">): RunCheck["verdict"] | undefined {
+function verdictOf(run: DrivenRun, found: Omit<RunCheck, "runTag" | "runId" | "phase" | "verdict" | "status">): RunCheck["verdict"] | undefined {
   if (Object.values(found).some((n) => n === 0)) return "lost";
   if (run.cached || Object.values(found).some((n) => n > 1)) return "duplicated";
   if (run.phase === "timeout" || run.ms > LATE_MS) return "late";

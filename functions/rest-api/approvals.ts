@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { json, parseJsonBody, validate } from "../../shared/http/rest";
 import { APPROVAL_DECISIONS } from "../../shared/core/external-input";
 import { resolveApproval } from "../../shared/run/resolve-approval";

@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEvent } from "aws-lambda";
-import type { z } from "zod";
+import type * as z from "zod";
 import { acceptInbound } from "../../shared/channels/accept";
 import { normalizeHook, HookBodySchema } from "../../shared/channels/hook-inbound";
 import type { Normalized } from "../../shared/channels/inbound";

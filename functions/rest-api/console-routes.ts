@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { listAttempts, type AttemptRecord } from "../../shared/aws/attempts";
 import { listSessions } from "../../shared/aws/sessions";
 import { readSpendItem } from "../../shared/aws/usage";

@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import type * as z from "zod";
 import { validate } from "../../shared/http/rest";
 import { SessionKeySchema } from "../../shared/protocol/agent-request";
 import { RunIdSchema } from "../../shared/protocol/ids";

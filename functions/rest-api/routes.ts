@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from "aws-lambda";
-import { z } from "zod";
+import * as z from "zod";
 import { lastEventSeq, readEvents } from "../../shared/aws/event-log";
 import { readTranscript } from "../../shared/aws/transcript";
 import { json, parseJsonBody, validate } from "../../shared/http/rest";

@@ -1,6 +1,6 @@
 import type { Context } from "aws-lambda";
 import middy from "@middy/core";
-import { z } from "zod";
+import * as z from "zod";
 import { onExecutionEnded } from "../../shared/sweeper/dead-runs";
 import { sweep, type SweepReport } from "../../shared/sweeper/sweep";
 import type { AppDeps } from "../../shared/runtime/app-deps";

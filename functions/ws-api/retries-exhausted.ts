@@ -1,5 +1,5 @@
 import type { SQSBatchItemFailure, SQSBatchResponse, SQSEvent } from "aws-lambda";
-import { z } from "zod";
+import * as z from "zod";
 import { deliverFrame } from "../../shared/events/delivery";
 import { ApiError } from "../../shared/protocol/errors";
 import { errorFrame } from "../../shared/protocol/frames";

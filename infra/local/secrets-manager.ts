@@ -18,7 +18,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import type { LocalServiceHandler, LocalServiceResponse } from "./aws-edge";
 
 export interface LocalSecretsManagerOptions {

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import { z } from "zod";
+import * as z from "zod";
 import { SCOPES, type Caller } from "../core/access";
 import { sha256Hex } from "../core/ids";
 import type { Db } from "./dynamo";

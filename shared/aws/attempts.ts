@@ -1,5 +1,5 @@
 import { PutCommand } from "@aws-sdk/lib-dynamodb";
-import { z } from "zod";
+import * as z from "zod";
 import { keys } from "./keys";
 import type { Db } from "./dynamo";
 import { queryItems } from "./query-pages";

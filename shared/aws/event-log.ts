@@ -1,5 +1,5 @@
 import { PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
-import { z } from "zod";
+import * as z from "zod";
 import { epochSeconds, keys, pad, prefixes } from "./keys";
 import { conditionally, isExpired, type Db } from "./dynamo";
 import { queryItems } from "./query-pages";

@@ -1,5 +1,5 @@
 import { GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import { z } from "zod";
+import * as z from "zod";
 import { keys } from "./keys";
 import { conditionally, isConditionFailure, type Db } from "./dynamo";
 import { LaneContentionError } from "./errors";

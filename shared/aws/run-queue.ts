@@ -1,5 +1,5 @@
 import { SendMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
-import { z } from "zod";
+import * as z from "zod";
 
 /** What travels through SQS: a pointer, never the message itself. Schema version 1. */
 export const RunQueueMessageSchema = z.object({ v: z.literal(1), runId: z.string().min(1) });

@@ -1,5 +1,5 @@
 import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import { z } from "zod";
+import * as z from "zod";
 import { keys } from "./keys";
 import { conditionally, isExpired, type Db } from "./dynamo";
 import { QUEUE_MODES } from "../core/queue-settings";

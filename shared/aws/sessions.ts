@@ -1,5 +1,5 @@
 import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import { z } from "zod";
+import * as z from "zod";
 import { keys, prefixes } from "./keys";
 import { conditionally, type Db } from "./dynamo";
 import { queryItems } from "./query-pages";

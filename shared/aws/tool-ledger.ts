@@ -1,5 +1,5 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import { z } from "zod";
+import * as z from "zod";
 import { MessageSchema } from "../core/message-schema";
 import type { AssistantMessage } from "../core/messages";
 import type { LedgerEntry, PendingTurn, ToolLedger } from "../agent/tool-ledger";

@@ -1,5 +1,5 @@
 import { GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import { z } from "zod";
+import * as z from "zod";
 import type { Usage } from "../core/messages";
 import { NO_SPEND, type Spend } from "../core/spend";
 import type { Db } from "./dynamo";

@@ -1,5 +1,5 @@
 import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
-import { z } from "zod";
+import * as z from "zod";
 import { parseSkill, type Workspace, type WorkspaceSource } from "../agent/prompt/workspace";
 import { BOOTSTRAP_FILE_NAMES } from "../agent/prompt/workspace";
 import { byteSize, type Db } from "./dynamo";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { hookSessionKey } from "../core/channel-session-keys";
 import { IdempotencyKeySchema, MessageTextSchema, SessionKeySchema } from "../protocol/agent-request";
 import type { Normalized } from "./inbound";

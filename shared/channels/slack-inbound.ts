@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { SlackAccount } from "../config/channels-config";
 import { slackSessionKey } from "../core/channel-session-keys";
 import { ignore, type Normalized } from "./inbound";

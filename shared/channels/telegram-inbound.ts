@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { TelegramAccount } from "../config/channels-config";
 import { telegramSessionKey } from "../core/channel-session-keys";
 import { ignore, type Normalized } from "./inbound";

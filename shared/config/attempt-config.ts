@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * Configuration sections of the attempt (issue 4): context budget, workspace

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * Chat channels and signed inbound webhooks (issue 13). Secrets (bot tokens,

@@ -1,5 +1,5 @@
 import { readFileSync, existsSync } from "node:fs";
-import { z } from "zod";
+import * as z from "zod";
 import {
   BudgetsConfigSchema,
   ContextConfigSchema,

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { DROP_POLICIES, QUEUE_MODES, QueueOverridesSchema, MAX_DEBOUNCE_MS } from "../core/queue-settings";
 
 /**

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * Configuration of the outer loop and of durable session state (issues 3

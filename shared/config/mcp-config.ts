@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * `mcp.servers`: MCP servers over Streamable HTTP whose tools the agent is

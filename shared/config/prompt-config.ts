@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * How the system prompt is built (OpenClaw's buildAgentSystemPrompt; see

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * Where a channel run's reply goes: the exact-case delivery context the

@@ -11,7 +11,7 @@
  * holding only the run id and the input id, the resolver stores the answer
  * and sends the task token, the next attempt finishes the tool call.
  */
-import { z } from "zod";
+import * as z from "zod";
 
 export const EXTERNAL_INPUT_KINDS = ["approval", "client_tool"] as const;
 export type ExternalInputKind = (typeof EXTERNAL_INPUT_KINDS)[number];

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * The closed set of failure kinds a provider adapter classifies into. The

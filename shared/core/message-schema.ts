@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { Message } from "./messages";
 
 /** Zod mirror of ./messages, used to parse persisted transcript entries on read. */

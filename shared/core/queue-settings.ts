@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * Queue modes (OpenClaw's auto-reply queue, seed 001 "Puesta en cola +

@@ -1,5 +1,5 @@
 import { START_EVENTS } from "./history-budget";
-import { z } from "zod";
+import * as z from "zod";
 import { FAILURE_KINDS, ProviderFailureSchema, THINKING_LEVELS, type FailureKind, type ThinkingLevel } from "./failures";
 
 export { THINKING_LEVELS, type ThinkingLevel } from "./failures";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { MessageSchema } from "./message-schema";
 import type { Message, ToolResultMessage } from "./messages";
 

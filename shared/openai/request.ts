@@ -4,7 +4,7 @@
  * …) are accepted and ignored, as OpenClaw does: the agent's configuration
  * decides how the model is called. What we read is validated precisely.
  */
-import { z } from "zod";
+import * as z from "zod";
 
 const TextPartSchema = z.object({ type: z.enum(["text", "input_text", "output_text"]), text: z.string() }).loose();
 /** Images and other parts are accepted and not forwarded (the runner takes text messages). */

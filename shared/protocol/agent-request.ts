@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { QueueOverridesSchema, TRIGGERS } from "../core/queue-settings";
 import { ClientToolsSchema, ClientToolTimeoutSchema } from "./client-tools";
 

@@ -9,7 +9,7 @@
  * connections with the approvals scope). The `exec.approval.*` family has the same
  * event and resolve shapes for shell commands; a tool call is a plugin approval.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { APPROVAL_DECISIONS, type ApprovalDecision, type ExternalInput } from "../core/external-input";
 
 export const APPROVAL_EVENTS = {

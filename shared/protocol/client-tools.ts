@@ -5,7 +5,7 @@
  * WebSocket `tools.result`) or `clientToolTimeoutSeconds` passes
  * (docs/client-tools.md). This module holds the wire shapes; pure.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { DEFAULT_CLIENT_TOOL_TIMEOUT_SECONDS } from "../core/external-input";
 
 /** The names providers accept for functions (OpenAI and Anthropic agree on this set). */

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * A run id as callers send it back (path segment, `runId` param). Ours are

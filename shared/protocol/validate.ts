@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { isTooLarge, MAX_MESSAGE_BYTES } from "./agent-request";
 import { ApiError } from "./errors";
 

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { z } from "zod";
+import * as z from "zod";
 import { ApiError } from "./errors";
 import { validate } from "./validate";
 import { AgentRequestSchema, IdempotencyKeySchema, MessageTextSchema, type AgentRequest } from "./agent-request";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { attachTaskToken, pendingInputsOf } from "../aws/external-inputs";
 import type { ExternalInput } from "../core/external-input";
 import { readAbortRequestedAt } from "../aws/abort-flag";

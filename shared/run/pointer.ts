@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { DecisionSchema, LoopStateSchema } from "../core/run-loop";
 import { RunIdSchema } from "../protocol/ids";
 

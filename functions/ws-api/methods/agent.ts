@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { subscribe, unsubscribe } from "../../../shared/aws/connections";
 import { ApiError } from "../../../shared/protocol/errors";
 import { ownedSessionOrNone, requireOwnedRun } from "../../../shared/tenancy/guard";

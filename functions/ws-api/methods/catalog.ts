@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { listSessions } from "../../../shared/aws/sessions";
 import { validate } from "../../../shared/http/rest";
 import { SERVER_NAME, SERVER_VERSION } from "../../../shared/protocol/frames";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { subscribe, unsubscribe } from "../../../shared/aws/connections";
 import { getLane } from "../../../shared/aws/lanes";
 import { getSession } from "../../../shared/aws/sessions";

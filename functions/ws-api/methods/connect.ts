@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { countFailedConnect, getConnection, markAuthenticated } from "../../../shared/aws/connections";
 import { grantScopes, type Caller } from "../../../shared/core/access";
 import { validate } from "../../../shared/http/rest";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { readEvents } from "../../../shared/aws/event-log";
 import { getLane } from "../../../shared/aws/lanes";
 import { subscribe } from "../../../shared/aws/connections";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { getLane } from "../../../shared/aws/lanes";
 import { getSession, resetSession } from "../../../shared/aws/sessions";
 import { newSessionId } from "../../../shared/core/ids";

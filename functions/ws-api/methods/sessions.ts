@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { subscribe, unsubscribe } from "../../../shared/aws/connections";
 import { getSession, listSessions } from "../../../shared/aws/sessions";
 import { readTranscript } from "../../../shared/aws/transcript";

@@ -15,7 +15,7 @@
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 
 const PointSchema = z.object({
   state: z.string(),

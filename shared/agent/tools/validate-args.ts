@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * Argument validation against the tool's JSON Schema, before the tool runs.
