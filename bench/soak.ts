@@ -15,17 +15,35 @@ import { parseArgs } from "node:util";
 import { FaultPlan, type FaultRule } from "../infra/local/faults";
 import { startLocalStack } from "../infra/local/stack";
 import { getLane } from "../shared/aws/lanes";
-import { getRun, TERMINAL_STATUSES } from "../shared/aws/runs";
+import { getRun, TERMINAL_STATUSES, type RunRecord } from "../shared/aws/runs";
 import { loadAgentConfig } from "../shared/config/config";
 import { chatStreamBody } from "../test/support/fake-openai-server";
+import { SoakTrace } from "./soak-trace";
 
 export const FAILURES = ["none", "rate_limit", "overloaded", "abort", "interrupt"] as const;
 type Failure = (typeof FAILURES)[number];
 
+/** A run that ended, but later than `lateAfterMs` after it could start (its message accepted and its session's previous run ended). */
+export interface LateRun {
+  runId: string;
+  sessionKey: string;
+  status: string;
+  /** From the moment it could start to its end. */
+  delayMs: number;
+  /** What happened to it (bench/soak-trace.ts): its functions' calls and its executions' states. */
+  timeline: string[];
+}
+
 export interface SoakReport {
   runs: number;
   sessions: number;
+  /** Runs that never ended (not terminal `lostAfterMs` after the wait for them began, nor after the stack went idle). */
   lost: number;
+  lostRuns: { runId: string; sessionKey: string; status: string; timeline: string[] }[];
+  /** Runs that ended later than `lateAfterMs` after they could start, with their delay and timeline. */
+  late: LateRun[];
+  /** How long runs took from the moment they could start to their end (ms). */
+  ownTimeMs: { p50: number; p95: number; max: number };
   duplicated: number;
   stuckLanes: number;
   statuses: Record<string, number>;
@@ -110,12 +128,27 @@ function json(res: ServerResponse, status: number, body: unknown, headers: Recor
   res.end(JSON.stringify(body));
 }
 
-export async function runSoak(options: { runs: number; sessions: number; faults?: boolean; log?: (line: string) => void }): Promise<SoakReport> {
+/** A run slower than this (from when it could start) is reported late: the sweeper's tick is a minute, so a run that needed a repair shows here. */
+const LATE_AFTER_MS = 60_000;
+/** Longer than anything that still ends a run (the stuck-session sweeper's bound, async retries): a run not ended by then is lost. */
+const LOST_AFTER_MS = 900_000;
+
+export interface SoakOptions {
+  runs: number;
+  sessions: number;
+  faults?: boolean;
+  log?: (line: string) => void;
+  lateAfterMs?: number;
+  lostAfterMs?: number;
+}
+
+export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   const model = new SoakModel();
   const baseURL = await model.start();
   const config = loadAgentConfig({ OPENAI_API_KEY: "soak", OPENAI_BASE_URL: baseURL, MODEL: "openai/gpt-4o" });
   const plan = options.faults ? new FaultPlan() : undefined;
-  const stack = await startLocalStack({ config, waitStateMs: { WaitBeforeRetry: 50 }, asyncRetryDelayMs: 50, ...(plan ? { faults: plan } : {}) });
+  const trace = new SoakTrace();
+  const stack = await startLocalStack({ config, waitStateMs: { WaitBeforeRetry: 50 }, asyncRetryDelayMs: 50, observe: trace.observer(), ...(plan ? { faults: plan } : {}) });
   const started = Date.now();
   try {
     const headers = { authorization: `Bearer ${stack.authToken}`, "content-type": "application/json" };
@@ -134,9 +167,10 @@ export async function runSoak(options: { runs: number; sessions: number; faults?
           if (String(error).includes(" answered ")) throw error;
           why = String((error as { cause?: unknown }).cause ?? error);
         }
-        if (attempt >= 10) throw new Error(`${path} kept failing: ${why}`);
+        // Patient: on a loaded machine the authorizer or the integration may time out for a while.
+        if (attempt >= 30) throw new Error(`${path} kept failing: ${why}`);
         options.log?.(`retrying ${path} after ${why}`);
-        await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
+        await new Promise((resolve) => setTimeout(resolve, Math.min(5_000, 500 * attempt)));
       }
     };
     const runIds: string[] = [];
@@ -148,7 +182,7 @@ export async function runSoak(options: { runs: number; sessions: number; faults?
           const n = wave * options.sessions + s;
           const failure: Failure = FAILURES[n % FAILURES.length];
           const queue = failure === "interrupt" ? { queue: { mode: "interrupt" } } : { queue: { mode: "followup" } };
-          const accepted = await post("/v1/agent", { sessionKey: `soak-${s}`, message: `{m${n}} [${failure}] hello`, idempotencyKey: `soak-${n}`, ...queue });
+          const accepted = await post("/v1/agent", { sessionKey: `soak-${s}`, message: `{m${n}} [${failure}] hello`, idempotencyKey: `soak-run-${n}`, ...queue });
           if (typeof accepted.runId !== "string") throw new Error(`intake answered no runId: ${JSON.stringify(accepted)}`);
           if (failure === "abort") await post(`/v1/runs/${accepted.runId}/abort`, {});
           return accepted.runId as string;
@@ -157,25 +191,57 @@ export async function runSoak(options: { runs: number; sessions: number; faults?
       runIds.push(...batch);
       options.log?.(`accepted ${runIds.length}/${options.runs}`);
     }
-    const statuses: Record<string, number> = {};
-    let lost = 0;
-    const errors: Record<string, number> = {};
+    const lateAfterMs = options.lateAfterMs ?? LATE_AFTER_MS;
+    const records: (RunRecord | undefined)[] = [];
+    const late: LateRun[] = [];
+    const sessionOf = (index: number) => `soak-${index % options.sessions}`;
+    // When run `index` could start: accepted, and its session's previous run (accepted just before it) ended.
+    const readyAt = (index: number, run: RunRecord) => Math.max(run.acceptedAt, records[index - options.sessions]?.endedAt ?? 0);
     let rssWarm = 0;
     const rearmEvery = Math.max(1, Math.floor(options.sessions / 2));
     for (const [index, runId] of runIds.entries()) {
-      const run = await waitTerminal(stack, runId);
-      if (!run) lost += 1;
-      else statuses[run.status] = (statuses[run.status] ?? 0) + 1;
-      if (run?.status === "error") {
-        const reason = String(run.error ?? "?").slice(0, 80);
-        errors[reason] = (errors[reason] ?? 0) + 1;
+      const run = await waitTerminal(stack, runId, options.lostAfterMs ?? LOST_AFTER_MS);
+      records[index] = run;
+      if (run) {
+        const ready = readyAt(index, run);
+        const delayMs = (run.endedAt ?? Date.now()) - ready;
+        if (delayMs > lateAfterMs) {
+          late.push({ runId, sessionKey: sessionOf(index), status: run.status, delayMs, timeline: trace.timeline(runId, sessionOf(index), ready - 5_000) });
+          options.log?.(`late: ${runId} (${sessionOf(index)}) ended ${run.status} ${Math.round(delayMs / 1000)} s after it could start:\n  ${late[late.length - 1].timeline.join("\n  ")}`);
+        } else trace.forget(runId, sessionOf(index), (run.endedAt ?? Date.now()) - 1_000);
+      } else options.log?.(`not ended yet: ${runId} (${sessionOf(index)})`);
+      if (index % rearmEvery === 0) {
+        // A fresh set, not one more: rules that did not fire yet (run-finalize is rarely invoked) would
+        // pile up and then all hit the one run that next makes that call.
+        plan?.clear();
+        plan?.add(...SOAK_FAULTS);
       }
-      if (index % rearmEvery === 0) plan?.add(...SOAK_FAULTS);
       if (index + 1 === Math.min(options.sessions, runIds.length)) rssWarm = rssMb();
       if ((index + 1) % 100 === 0) options.log?.(`ended ${index + 1}/${runIds.length} (rss ${Math.round(rssMb())} MB)`);
     }
     plan?.clear();
     await stack.idle();
+    // A run the wait gave up on may still have ended (it is then late, with its delay); what is still not terminal is lost.
+    const lostRuns: SoakReport["lostRuns"] = [];
+    for (const [index, runId] of runIds.entries()) {
+      if (records[index]) continue;
+      const run = await getRun(stack.deps.db, runId);
+      if (run && TERMINAL_STATUSES.has(run.status)) {
+        records[index] = run;
+        late.push({ runId, sessionKey: sessionOf(index), status: run.status, delayMs: (run.endedAt ?? 0) - readyAt(index, run), timeline: trace.timeline(runId, sessionOf(index)) });
+      } else lostRuns.push({ runId, sessionKey: sessionOf(index), status: run?.status ?? "missing", timeline: trace.timeline(runId, sessionOf(index)) });
+    }
+    const statuses: Record<string, number> = {};
+    const errors: Record<string, number> = {};
+    for (const run of records) {
+      if (!run) continue;
+      statuses[run.status] = (statuses[run.status] ?? 0) + 1;
+      if (run.status === "error") {
+        const reason = String(run.error ?? "?").slice(0, 80);
+        errors[reason] = (errors[reason] ?? 0) + 1;
+      }
+    }
+    const ownTimes = records.flatMap((run, index) => (run?.endedAt ? [run.endedAt - readyAt(index, run)] : [])).sort((a, b) => a - b);
     let stuckLanes = 0;
     for (let s = 0; s < options.sessions; s += 1) {
       const lane = await getLane(stack.deps.db, `soak-${s}`);
@@ -187,7 +253,10 @@ export async function runSoak(options: { runs: number; sessions: number; faults?
     return {
       runs: runIds.length,
       sessions: options.sessions,
-      lost,
+      lost: lostRuns.length,
+      lostRuns,
+      late,
+      ownTimeMs: { p50: percentile(ownTimes, 0.5), p95: percentile(ownTimes, 0.95), max: ownTimes[ownTimes.length - 1] ?? 0 },
       duplicated: [...model.answers.values()].filter((count) => count > 1).length,
       stuckLanes,
       statuses,
@@ -205,8 +274,12 @@ export async function runSoak(options: { runs: number; sessions: number; faults?
   }
 }
 
-async function waitTerminal(stack: Awaited<ReturnType<typeof startLocalStack>>, runId: string) {
-  const deadline = Date.now() + 300_000;
+function percentile(sorted: number[], p: number): number {
+  return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
+}
+
+async function waitTerminal(stack: Awaited<ReturnType<typeof startLocalStack>>, runId: string, boundMs: number) {
+  const deadline = Date.now() + boundMs;
   for (;;) {
     const run = await getRun(stack.deps.db, runId);
     if (run && TERMINAL_STATUSES.has(run.status)) return run;
@@ -216,8 +289,11 @@ async function waitTerminal(stack: Awaited<ReturnType<typeof startLocalStack>>, 
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({ options: { runs: { type: "string", default: "1000" }, sessions: { type: "string", default: "100" }, "no-faults": { type: "boolean", default: false } } });
-  runSoak({ runs: Number(values.runs), sessions: Number(values.sessions), faults: !values["no-faults"], log: (line) => process.stderr.write(`${line}\n`) }).then(
+  const { values } = parseArgs({
+    options: { runs: { type: "string", default: "1000" }, sessions: { type: "string", default: "100" }, "no-faults": { type: "boolean", default: false }, "late-after-s": { type: "string", default: String(LATE_AFTER_MS / 1000) } },
+  });
+  const log = (line: string) => process.stderr.write(`${new Date().toISOString()} ${line}\n`);
+  runSoak({ runs: Number(values.runs), sessions: Number(values.sessions), faults: !values["no-faults"], lateAfterMs: Number(values["late-after-s"]) * 1000, log }).then(
     (report) => process.stdout.write(`${JSON.stringify(report, null, 2)}\n`),
     (error: unknown) => {
       process.stderr.write(`soak failed: ${String(error)}\n`);
