@@ -17,6 +17,9 @@ const ExecutionStatusChangeSchema = z.looseObject({
   }),
 });
 
+/** What a sweep keeps back of its invocation's time for the work after the lanes. */
+const SWEEP_TIME_RESERVE_MS = 20_000;
+
 export type SweeperResult = { kind: "sweep"; report: SweepReport } | { kind: "execution"; runOutcome: string };
 
 /**
@@ -26,7 +29,7 @@ export type SweeperResult = { kind: "sweep"; report: SweepReport } | { kind: "ex
  * handed on within seconds, instead of at the next sweep).
  */
 export function createSweeperHandler(deps: AppDeps) {
-  return middy<unknown, SweeperResult, Error, Context>().handler(async (event) => {
+  return middy<unknown, SweeperResult, Error, Context>().handler(async (event, context) => {
     const change = ExecutionStatusChangeSchema.safeParse(event);
     if (change.success) {
       const { detail } = change.data;
@@ -40,7 +43,8 @@ export function createSweeperHandler(deps: AppDeps) {
       deps.log.info("execution ended", { executionArn: detail.executionArn, status: detail.status, runOutcome });
       return { kind: "execution", runOutcome };
     }
-    const report = await sweep(deps);
+    // Leave time for the slots, the global lane and the report after the last lane started.
+    const report = await sweep(deps, { outOfTime: () => context.getRemainingTimeInMillis() < SWEEP_TIME_RESERVE_MS });
     deps.log.info("sweep done", { ...report, diagnostics: report.diagnostics.length });
     return { kind: "sweep", report };
   });

@@ -22,6 +22,8 @@ export const REGISTRY_SHARDS = 4;
 export interface RegisteredLane {
   sessionKey: string;
   touches: number;
+  /** When a message last joined the lane (epoch ms; 0 for entries written before it was recorded). */
+  touchedAt: number;
 }
 
 export function registryShard(sessionKey: string): number {
@@ -47,7 +49,7 @@ export async function listRegisteredLanes(db: Db): Promise<RegisteredLane[]> {
       ExpressionAttributeValues: { ":pk": keys.laneRegistry(shard, "").pk, ":prefix": prefixes.laneRegistry },
       ConsistentRead: true,
     });
-    for (const item of items) lanes.push({ sessionKey: String(item.sessionKey), touches: Number(item.touches ?? 0) });
+    for (const item of items) lanes.push({ sessionKey: String(item.sessionKey), touches: Number(item.touches ?? 0), touchedAt: Number(item.touchedAt ?? 0) });
   }
   return lanes;
 }

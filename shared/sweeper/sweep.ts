@@ -25,6 +25,8 @@ export interface Diagnostic {
 
 export interface SweepReport {
   lanes: number;
+  /** Lanes left for the next tick because this invocation was running out of time. */
+  deferred: number;
   unregistered: number;
   pumped: string[];
   finalized: string[];
@@ -32,6 +34,15 @@ export interface SweepReport {
   freedSlots: string[];
   releasedLeases: string[];
   diagnostics: Diagnostic[];
+}
+
+/** Lanes swept at once: a sweep of a large registry must fit one invocation even when each call is slow. */
+export const SWEEP_LANE_CONCURRENCY = 8;
+
+export interface SweepOptions {
+  intervalMs?: number;
+  /** True once the invocation must stop starting lanes (its remaining time); the rest wait for the next tick. */
+  outOfTime?: () => boolean;
 }
 
 /**
@@ -43,18 +54,34 @@ export interface SweepReport {
  * stuck-session diagnostics and aborts runs stalled past the threshold.
  * Every action is one of the idempotent lane steps, so a sweep racing the
  * normal path changes nothing it should not.
+ *
+ * Lanes go least recently joined first (a lane the normal path is serving
+ * was touched a moment ago; one it lost has been quiet), several at once,
+ * and the sweep stops starting lanes when the invocation runs short of
+ * time: under load a one-by-one sweep ran past its timeout every tick and
+ * never reached the lanes at the end of the list.
  */
-export async function sweep(deps: RunDeps, intervalMs = SWEEP_INTERVAL_MS): Promise<SweepReport> {
-  const report: SweepReport = { lanes: 0, unregistered: 0, pumped: [], finalized: [], aborted: [], freedSlots: [], releasedLeases: [], diagnostics: [] };
-  for (const registered of await listRegisteredLanes(deps.db)) {
-    report.lanes += 1;
-    try {
-      await sweepLane(deps, registered, report, intervalMs);
-    } catch (error) {
-      // One broken lane must not stop the sweep of the others.
-      deps.log.error("sweep of a lane failed", { sessionKey: registered.sessionKey, error: String(error) });
+export async function sweep(deps: RunDeps, options: SweepOptions = {}): Promise<SweepReport> {
+  const intervalMs = options.intervalMs ?? SWEEP_INTERVAL_MS;
+  const report: SweepReport = { lanes: 0, deferred: 0, unregistered: 0, pumped: [], finalized: [], aborted: [], freedSlots: [], releasedLeases: [], diagnostics: [] };
+  const lanes = (await listRegisteredLanes(deps.db)).sort((a, b) => a.touchedAt - b.touchedAt);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    for (let registered = lanes[next++]; registered; registered = lanes[next++]) {
+      if (options.outOfTime?.()) {
+        report.deferred += 1;
+        continue;
+      }
+      report.lanes += 1;
+      try {
+        await sweepLane(deps, registered, report, intervalMs);
+      } catch (error) {
+        // One broken lane must not stop the sweep of the others.
+        deps.log.error("sweep of a lane failed", { sessionKey: registered.sessionKey, error: String(error) });
+      }
     }
-  }
+  };
+  await Promise.all(Array.from({ length: Math.min(SWEEP_LANE_CONCURRENCY, lanes.length) }, worker));
   report.freedSlots = await freeSlotsOfEndedRuns(deps, await slotHolders(deps.db));
   await pumpGlobalLane(deps);
   for (const diagnostic of report.diagnostics) deps.log.warn(diagnostic.kind, { ...diagnostic });

@@ -38,6 +38,33 @@ async function runningWithFollowup(lanes: Record<string, unknown> = {}) {
   return { ...w, a: a.runId, b: b.runId };
 }
 
+describe("sweeper: a registry larger than one invocation's time", () => {
+  it("sweeps the least recently joined lanes first and leaves the rest for the next tick when time runs short", async () => {
+    const { h, db, deps } = await world();
+    const stuck: Record<string, { a: string; b: string }> = {};
+    for (const sessionKey of ["s-old", "s-mid", "s-new"]) {
+      const a = await h.accept(sessionKey, "first", followup);
+      const b = await h.accept(sessionKey, "second", followup);
+      stuck[sessionKey] = { a: a.runId, b: b.runId };
+      (db as unknown as { advance(ms: number): void }).advance(1_000);
+    }
+    await h.dispatch();
+    for (const { a } of Object.values(stuck)) {
+      await h.start(a);
+      await markEnded(db, a, { status: "ok", endedAt: db.now() }); // each run-finalize died before its hand-off
+    }
+    let starts = 0;
+    const first = await sweep(deps, { outOfTime: () => starts++ >= 1 });
+    expect(first).toMatchObject({ lanes: 1, deferred: 2, pumped: ["s-old"] });
+    expect(h.executions.created).toContain(stuck["s-old"].b);
+    expect(h.executions.created).not.toContain(stuck["s-new"].b);
+    const second = await sweep(deps);
+    expect(second).toMatchObject({ deferred: 0 });
+    expect(second.pumped.sort()).toEqual(["s-mid", "s-new"]);
+    expect(h.executions.created).toEqual(expect.arrayContaining([stuck["s-mid"].b, stuck["s-new"].b]));
+  });
+});
+
 describe("sweeper: lanes whose run died", () => {
   it("hands on a lane whose run ended without its hand-off (session.stuck)", async () => {
     const { h, db, deps, a, b } = await runningWithFollowup();
@@ -107,7 +134,7 @@ describe("sweeper: stuck-session diagnostics", () => {
     const emitter = await RunEventEmitter.open({ db, pusher: nullPusher, retentionDays: 1 }, a, "s");
     emitter.emit("assistant", { delta: "still talking" });
     await emitter.flush();
-    const report = await sweep(deps, 60_000);
+    const report = await sweep(deps, { intervalMs: 60_000 });
     expect(report.diagnostics).toEqual([expect.objectContaining({ kind: "session.long_running", runId: a })]);
     expect(report.aborted).toEqual([]);
   });
@@ -117,7 +144,7 @@ describe("sweeper: stuck-session diagnostics", () => {
     // Past the abort threshold (360 s by default) since the start, a beat just now.
     db.advance(490_000);
     expect(await recordHeartbeat(db, a)).toBe(true);
-    const report = await sweep(deps, 60_000);
+    const report = await sweep(deps, { intervalMs: 60_000 });
     expect(report.diagnostics).toEqual([expect.objectContaining({ kind: "session.long_running", runId: a })]);
     expect(report.aborted).toEqual([]);
     // A run that ended takes no heartbeat.
@@ -128,13 +155,13 @@ describe("sweeper: stuck-session diagnostics", () => {
   it("warns about a silent run, aborts it past the threshold, and ends it if it does not stop", async () => {
     const { h, db, deps, a, b } = await runningWithFollowup();
     db.advance(125_000);
-    expect((await sweep(deps, 60_000)).diagnostics).toEqual([expect.objectContaining({ kind: "session.stalled", runId: a })]);
+    expect((await sweep(deps, { intervalMs: 60_000 })).diagnostics).toEqual([expect.objectContaining({ kind: "session.stalled", runId: a })]);
     db.advance(300_000);
-    const aborting = await sweep(deps, 60_000);
+    const aborting = await sweep(deps, { intervalMs: 60_000 });
     expect(aborting.aborted).toEqual([a]);
     expect((await getRun(db, a))?.abortReason).toMatch(/^stalled: no progress for \d+ s$/);
     db.advance(ABORT_DRAIN_MS);
-    const ended = await sweep(deps, 60_000);
+    const ended = await sweep(deps, { intervalMs: 60_000 });
     expect(ended.finalized).toEqual([a]);
     expect((await getRun(db, a))?.status).toBe("aborted");
     expect(h.executions.created).toEqual([a, b]);
