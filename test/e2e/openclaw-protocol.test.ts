@@ -26,6 +26,7 @@ afterAll(async () => stopStackWithFakeOpenAI({ stack, oai }));
 
 const isRes = (id: string) => (f: Frame) => f.type === "res" && f.id === id;
 const isFinal = (id: string) => (f: Frame) => isRes(id)(f) && f.payload?.status !== "accepted";
+const slowPong = (words: number, frameDelayMs: number) => ({ ...chat.stream({ text: [...Array.from({ length: words }, () => "p"), "ong"] }), frameDelayMs });
 
 /** Opens a socket the way the CLI does: wait for the challenge, then `connect`. */
 async function cliSession(scopes?: string[]): Promise<{ client: TestWsClient; hello: Frame; challenge: Frame }> {
@@ -158,7 +159,9 @@ describe("OpenClaw CLI turn", () => {
   }, RUN_END_TIMEOUT_MS);
 
   it("bounds the run by the client's timeout", async () => {
-    oai.enqueue(chat.stall({ text: "p" })); // never ends: only the client's 1 s timeout can end the run
+    // Ten seconds of stream against a 1 s budget: a slower machine only makes it longer. (A stall instead
+    // made a second model request under load and took the next test's scripted answer.)
+    oai.enqueue(slowPong(200, 50));
     const { client } = await cliSession();
     try {
       const agent = cliAgent("take your time", { sessionId: "proto-t1" }, undefined, 1);
@@ -194,8 +197,7 @@ describe("OpenClaw CLI side methods", () => {
   }, RUN_END_TIMEOUT_MS);
 
   it("chat.abort (the CLI's SIGINT) stops the run; the final answer says aborted", async () => {
-    const answer = heldChat({ text: "pong" });
-    oai.enqueue(answer.step);
+    oai.enqueue(slowPong(300, 50));
     const { client } = await cliSession();
     try {
       const agent = cliAgent("never mind", { sessionId: "proto-s4" });
@@ -207,7 +209,6 @@ describe("OpenClaw CLI side methods", () => {
       expect(await client.waitFor(isRes(abort.id))).toMatchObject({ ok: true, payload: { aborted: true, runIds: [ack.payload.runId] } });
       expect(await client.waitFor(isFinal(agent.id))).toMatchObject({ ok: false, payload: { status: "aborted" }, error: { code: "ABORTED" } });
     } finally {
-      answer.release();
       await client.close();
     }
   }, RUN_END_TIMEOUT_MS);
