@@ -6,8 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startLocalStack, type LocalStack } from "../../infra/local/stack";
 import { getRun } from "../../shared/aws/runs";
 import { loadAgentConfig } from "../../shared/config/config";
-import { CHAT_PATH, chat, chatStreamBody, FakeOpenAIServer } from "../support/fake-openai-server";
-import type { ScriptStep } from "../support/scripted-sse-server";
+import { chat, FakeOpenAIServer, heldChat } from "../support/fake-openai-server";
 import { TestWsClient } from "../support/ws-client";
 
 /**
@@ -84,20 +83,22 @@ describe.skipIf(!BIN)("the real OpenClaw CLI (`openclaw agent`, gateway mode)", 
   }, 90_000);
 
   it("on SIGINT sends chat.abort and the run ends aborted", async () => {
-    const slow: ScriptStep = { kind: "sse", path: CHAT_PATH, body: chatStreamBody({ text: Array.from({ length: 400 }, () => "slow ") }), frameDelayMs: 50 };
-    oai.enqueue(slow);
+    // Held after the first word until the test is done: only the CLI's abort can end the run.
+    const answer = heldChat({ text: Array.from({ length: 400 }, () => "slow ") });
+    oai.enqueue(answer.step);
     const watcher = await TestWsClient.open(stack.webSocketUrl);
     await watcher.request("connect", { auth: { token: stack.authToken } });
     await watcher.request("sessions.subscribe", { sessionKey: "agent:main:explicit:cli-4" });
     try {
       const run = await openclaw(["agent", "--session-id", "cli-4", "--message", "go slowly"], {}, (child) => {
-        void watcher.waitFor((f) => f.event === "agent" && f.payload?.stream === "assistant", 60_000).then(() => child.kill("SIGINT"));
+        void watcher.waitFor((f) => f.event === "agent" && f.payload?.stream === "assistant").then(() => child.kill("SIGINT"));
       });
       expect(run.code === 130 || run.signal === "SIGINT").toBe(true);
       const started = watcher.frames.find((f) => f.event === "agent")!.payload.runId as string;
-      await watcher.waitFor((f) => f.event === "agent" && f.payload?.runId === started && f.payload?.data?.phase === "error", 30_000);
+      await watcher.waitFor((f) => f.event === "agent" && f.payload?.runId === started && f.payload?.data?.phase === "error");
       expect((await getRun(stack.deps.db, started))?.status).toBe("aborted");
     } finally {
+      answer.release();
       await watcher.close();
     }
   }, 90_000);

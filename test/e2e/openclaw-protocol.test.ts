@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLambdaContext } from "../../infra/local/lambda-context";
 import type { LocalStack } from "../../infra/local/stack";
 import { getRun } from "../../shared/aws/runs";
-import { chat, FakeOpenAIServer, openAIErrorBody } from "../support/fake-openai-server";
+import { chat, FakeOpenAIServer, heldChat, openAIErrorBody } from "../support/fake-openai-server";
+import { RUN_END_TIMEOUT_MS } from "../support/timeouts";
 import { sampleEvent } from "../support/events";
 import { cliAgent, cliAgentsList, cliChatAbort, cliConnect } from "../support/openclaw-frames";
 import { TestWsClient, type Frame } from "../support/ws-client";
@@ -94,7 +95,7 @@ describe("OpenClaw CLI turn", () => {
       client.sendRaw(JSON.stringify(agent));
       const ack = await client.waitFor(isRes(agent.id));
       expect(ack).toMatchObject({ ok: true, payload: { status: "accepted", runId: expect.any(String), agentId: "main", sessionKey: "agent:main:explicit:proto-a1", acceptedAt: expect.any(Number) } });
-      const final = await client.waitFor(isFinal(agent.id), 30_000);
+      const final = await client.waitFor(isFinal(agent.id));
       expect(final).toMatchObject({
         type: "res",
         ok: true,
@@ -113,10 +114,11 @@ describe("OpenClaw CLI turn", () => {
       await client.close();
       await watcher.client.close();
     }
-  }, 60_000);
+  }, RUN_END_TIMEOUT_MS);
 
   it("answers a repeated idempotency key with in_flight while running and the cached final after", async () => {
-    oai.enqueue(slowPong(60, 20));
+    const answer = heldChat({ text: "pong" });
+    oai.enqueue(answer.step);
     const first = await cliSession();
     const second = await cliSession();
     try {
@@ -127,17 +129,19 @@ describe("OpenClaw CLI turn", () => {
       const again = { ...agent, id: "2:resent-while-running" };
       second.client.sendRaw(JSON.stringify(again));
       expect(await second.client.waitFor(isRes(again.id))).toMatchObject({ ok: true, payload: { status: "in_flight", runId: ack.payload.runId } });
-      const final = await first.client.waitFor(isFinal(agent.id), 30_000);
+      answer.release();
+      const final = await first.client.waitFor(isFinal(agent.id));
       const later = { ...agent, id: "2:resent-after-the-end" };
       second.client.sendRaw(JSON.stringify(later));
       const cached = await second.client.waitFor(isRes(later.id));
       expect(cached).toMatchObject({ ok: true, payload: { status: "ok", runId: ack.payload.runId } });
       expect(cached.payload.result).toEqual(final.payload.result);
     } finally {
+      answer.release();
       await first.client.close();
       await second.client.close();
     }
-  }, 60_000);
+  }, RUN_END_TIMEOUT_MS);
 
   it("fails with ok:false, UNAVAILABLE and the run's error summary", async () => {
     oai.enqueue(chat.error(400, openAIErrorBody("Invalid value for 'messages'.", "invalid_request_error")));
@@ -145,27 +149,29 @@ describe("OpenClaw CLI turn", () => {
     try {
       const agent = cliAgent("this will fail", { sessionId: "proto-e1" });
       client.sendRaw(JSON.stringify(agent));
-      const final = await client.waitFor(isFinal(agent.id), 30_000);
+      const final = await client.waitFor(isFinal(agent.id));
       expect(final).toMatchObject({ ok: false, payload: { status: "error", summary: expect.any(String) }, error: { code: "UNAVAILABLE", message: expect.any(String) } });
       expect(final.error?.message).toBe(final.payload.summary);
       expect(client.frames.find((f) => f.event === "chat" && f.payload?.state === "error")?.payload).toMatchObject({ errorMessage: final.payload.summary });
     } finally {
       await client.close();
     }
-  }, 60_000);
+  }, RUN_END_TIMEOUT_MS);
 
   it("bounds the run by the client's timeout", async () => {
+    // Ten seconds of stream against a 1 s budget: a slower machine only makes it longer. (A stall instead
+    // made a second model request under load and took the next test's scripted answer.)
     oai.enqueue(slowPong(200, 50));
     const { client } = await cliSession();
     try {
       const agent = cliAgent("take your time", { sessionId: "proto-t1" }, undefined, 1);
       client.sendRaw(JSON.stringify(agent));
-      const final = await client.waitFor(isFinal(agent.id), 30_000);
+      const final = await client.waitFor(isFinal(agent.id));
       expect(final).toMatchObject({ ok: false, payload: { status: "timeout" }, error: { code: "TIMEOUT" } });
     } finally {
       await client.close();
     }
-  }, 60_000);
+  }, RUN_END_TIMEOUT_MS);
 });
 
 describe("OpenClaw CLI side methods", () => {
@@ -184,11 +190,11 @@ describe("OpenClaw CLI side methods", () => {
       const agent = cliAgent("Say pong", { agentId: "main" });
       client.sendRaw(JSON.stringify(agent));
       expect(await client.waitFor(isRes(agent.id))).toMatchObject({ payload: { status: "accepted", sessionKey: "agent:main:main" } });
-      expect(await client.waitFor(isFinal(agent.id), 30_000)).toMatchObject({ ok: true, payload: { status: "ok" } });
+      expect(await client.waitFor(isFinal(agent.id))).toMatchObject({ ok: true, payload: { status: "ok" } });
     } finally {
       await client.close();
     }
-  }, 60_000);
+  }, RUN_END_TIMEOUT_MS);
 
   it("chat.abort (the CLI's SIGINT) stops the run; the final answer says aborted", async () => {
     oai.enqueue(slowPong(300, 50));
@@ -201,11 +207,11 @@ describe("OpenClaw CLI side methods", () => {
       const abort = cliChatAbort("agent:main:explicit:proto-s4", ack.payload.runId);
       client.sendRaw(JSON.stringify(abort));
       expect(await client.waitFor(isRes(abort.id))).toMatchObject({ ok: true, payload: { aborted: true, runIds: [ack.payload.runId] } });
-      expect(await client.waitFor(isFinal(agent.id), 30_000)).toMatchObject({ ok: false, payload: { status: "aborted" }, error: { code: "ABORTED" } });
+      expect(await client.waitFor(isFinal(agent.id))).toMatchObject({ ok: false, payload: { status: "aborted" }, error: { code: "ABORTED" } });
     } finally {
       await client.close();
     }
-  }, 60_000);
+  }, RUN_END_TIMEOUT_MS);
 
   it("keeps answering unknown methods with ok:false and a code", async () => {
     const { client } = await cliSession();

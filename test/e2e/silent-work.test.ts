@@ -5,6 +5,7 @@ import { startLocalStack, type LocalStack } from "../../infra/local/stack";
 import { AgentConfigSchema, loadAgentConfig } from "../../shared/config/config";
 import { getRun, TERMINAL_STATUSES } from "../../shared/aws/runs";
 import { chat, FakeOpenAIServer } from "../support/fake-openai-server";
+import { RUN_END_TIMEOUT_MS } from "../support/timeouts";
 import { until } from "../support/until";
 
 /**
@@ -78,7 +79,7 @@ describe("long silent work", () => {
     const beat = await until(async () => {
       const run = await getRun(stack.deps.db, runId);
       return run?.heartbeatAt !== undefined && run.heartbeatAt >= startedAt + ABORT_MS + 1_000 ? run.heartbeatAt : undefined;
-    }, "a heartbeat after the abort threshold");
+    }, "a heartbeat after the abort threshold", RUN_END_TIMEOUT_MS);
     expect(beat - startedAt).toBeGreaterThan(ABORT_MS);
 
     await stack.sweepNow();
@@ -90,10 +91,10 @@ describe("long silent work", () => {
     const ended = await until(async () => {
       const run = await getRun(stack.deps.db, runId);
       return run && TERMINAL_STATUSES.has(run.status) ? run : undefined;
-    }, "the run to end");
+    }, "the run to end", RUN_END_TIMEOUT_MS);
     expect(ended).toMatchObject({ status: "ok", result: { payloads: [{ text: "The job is done." }] } });
     // The model saw the tool's answer, not an abort.
     const second = oai.requests[1].body as { messages: { role: string; content: string }[] };
     expect(second.messages.find((m) => m.role === "tool")?.content).toBe("job finished");
-  }, 120_000);
+  }, RUN_END_TIMEOUT_MS + 60_000);
 });

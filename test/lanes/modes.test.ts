@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getSession } from "../../shared/aws/sessions";
 import { DROPPED_ERROR, QUEUE_FULL_ERROR } from "../../shared/intake/admission";
+import { MAX_INLINE_WAIT_MS, pumpLane } from "../../shared/lanes/pump";
 import { LaneHarness } from "./harness";
 import { Tables, testConfig } from "./support";
 
@@ -12,11 +13,13 @@ afterAll(async () => tables?.close());
 
 /** A session whose first run is running; returns the harness and that run's id. */
 async function busySession(lanes: Record<string, unknown> = {}, sessionKey = "s") {
-  const h = new LaneHarness(await tables.fresh(), testConfig({ globalCap: 0, ...lanes }));
+  const db = await tables.fresh();
+  const h = new LaneHarness(db, testConfig({ globalCap: 0, ...lanes }));
+  h.executions.clock = () => db.now();
   const first = await h.accept(sessionKey, "first");
   await h.dispatch();
   await h.start(first.runId);
-  return { h, active: first.runId };
+  return { h, db, active: first.runId };
 }
 
 describe("queue modes at intake", () => {
@@ -58,12 +61,21 @@ describe("queue modes at intake", () => {
   });
 
   it("collect honours the debounce: a batch younger than it does not start; the pump waits for it", async () => {
-    const { h, active } = await busySession({ mode: "collect", debounceMs: 300 });
+    // The table's clock is the lane's clock: the test moves it, so "younger than the debounce" does not
+    // depend on how fast this machine gets from the message to the run's end.
+    const { h, db, active } = await busySession({ mode: "collect", debounceMs: 60_000 });
     const c = await h.accept("s", "soon");
     await h.dispatch();
-    await h.finish(active); // the pumping Lambda waits the few hundred ms left (inline, bounded)
+    await h.finish(active); // due a minute from now: longer than a pumping Lambda waits inline
+    expect(h.executions.created).toEqual([active]);
+    expect((await h.lane("s")).activeRunId).toBeUndefined();
+    expect(await h.run(c.runId)).toMatchObject({ status: "queued" });
+
+    const dueAt = c.acceptedAt + 60_000;
+    db.advance(dueAt - MAX_INLINE_WAIT_MS / 2 - db.now()); // now due within what a pump waits for inline
+    await pumpLane(h.deps, "s");
     expect(h.executions.created).toEqual([active, c.runId]);
-    expect((await h.run(c.runId))!.acceptedAt + 300).toBeLessThanOrEqual(Date.now());
+    expect(h.executions.startedAt.get(c.runId)).toBeGreaterThanOrEqual(dueAt);
   });
 
   it("interrupt: the running run is asked to stop and the new message runs next, ahead of older follow-ups", async () => {

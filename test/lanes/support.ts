@@ -25,6 +25,9 @@ export class FakeExecutions implements RunExecutions {
   /** Every start call, repeats included. */
   calls = 0;
   readonly states = new Map<string, ExecutionState>();
+  /** When each execution was created, on `clock` (a test that moves its table's clock sets it to that clock). */
+  readonly startedAt = new Map<string, number>();
+  clock: () => number = Date.now;
   failNext = 0;
 
   async start(runId: string): Promise<{ executionArn?: string; alreadyStarted: boolean }> {
@@ -37,6 +40,7 @@ export class FakeExecutions implements RunExecutions {
     // AWS: a repeated start of a running execution (same name, same input) answers with its ARN.
     if (this.created.includes(runId)) return this.states.get(runId)?.status === "RUNNING" ? { executionArn, alreadyStarted: false } : { alreadyStarted: true };
     this.created.push(runId);
+    this.startedAt.set(runId, this.clock());
     this.states.set(runId, { status: "RUNNING" });
     return { executionArn, alreadyStarted: false };
   }

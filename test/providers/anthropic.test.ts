@@ -253,7 +253,8 @@ describe("anthropic: failures", () => {
     server.enqueue(messages.stall({ text: "Hmm" }));
 
     // Act
-    const error = errorOf(await collect(provider.stream(modelRequest({ idleTimeoutMs: 200 }))));
+    // Long enough that the partial frames always land first on a loaded machine (the assertion needs them).
+    const error = errorOf(await collect(provider.stream(modelRequest({ idleTimeoutMs: 1_000 }))));
 
     // Assess
     expect(error.failure).toMatchObject({ kind: "timeout", responseStarted: true });

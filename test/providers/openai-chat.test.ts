@@ -287,7 +287,8 @@ describe("openai chat: failures after the response started", () => {
     server.enqueue(chat.stall({ text: "Thinking about" }));
 
     // Act
-    const error = errorOf(await collect(provider.stream(modelRequest({ idleTimeoutMs: 200 }))));
+    // Long enough that the partial frames always land first on a loaded machine (the assertion needs them).
+    const error = errorOf(await collect(provider.stream(modelRequest({ idleTimeoutMs: 1_000 }))));
 
     // Assess
     expect(error.failure).toMatchObject({ kind: "timeout", retryable: true, responseStarted: true });

@@ -240,7 +240,8 @@ describe("openai responses: failures", () => {
     setTimeout(() => controller.abort(), 50);
 
     // Act
-    const timedOut = errorOf(await collect(provider.stream(modelRequest({ idleTimeoutMs: 200 }))));
+    // Long enough that the partial frames always land first on a loaded machine (the assertion needs them).
+    const timedOut = errorOf(await collect(provider.stream(modelRequest({ idleTimeoutMs: 1_000 }))));
     const aborted = errorOf(await collect(provider.stream(modelRequest({ signal: controller.signal, idleTimeoutMs: 5000 }))));
 
     // Assess

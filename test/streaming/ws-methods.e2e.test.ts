@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LocalStack } from "../../infra/local/stack";
 import { readEvents } from "../../shared/aws/event-log";
 import { getRun } from "../../shared/aws/runs";
-import { chat, FakeOpenAIServer } from "../support/fake-openai-server";
+import { chat, FakeOpenAIServer, heldChat } from "../support/fake-openai-server";
+import { RUN_END_TIMEOUT_MS } from "../support/timeouts";
 import { TestWsClient, type Frame } from "../support/ws-client";
 import { startStackWithFakeOpenAI, stopStackWithFakeOpenAI } from "../support/fake-openai-stack";
 
@@ -36,7 +37,6 @@ async function connected(): Promise<TestWsClient> {
 }
 
 const endOf = (runId: string) => (f: Frame) => f.event === "agent" && f.payload?.runId === runId && ["end", "error"].includes(f.payload?.data?.phase);
-const slow = (words: number, frameDelayMs: number) => ({ ...chat.stream({ text: Array.from({ length: words }, (_, i) => `w${i} `) }), frameDelayMs });
 
 describe("thinking stream", () => {
   it("streams reasoning as `thinking` events only for a caller that asked", async () => {
@@ -54,13 +54,14 @@ describe("thinking stream", () => {
     } finally {
       await client.close();
     }
-  }, 60_000);
+  }, RUN_END_TIMEOUT_MS);
 });
 
 describe("aborting", () => {
   it("ends a queued run at once (requester answered, lane kept), stops a running one, and the next run proceeds", async () => {
-    // Prepare: A runs slowly; B and C wait behind it (followup).
-    oai.enqueue(slow(200, 30), chat.text("C done"));
+    // Prepare: A's answer is held until the test is done with it (only the abort ends A); B and C wait behind it (followup).
+    const answerA = heldChat({ text: Array.from({ length: 200 }, (_, i) => `w${i} `) });
+    oai.enqueue(answerA.step, chat.text("C done"));
     const client = await connected();
     try {
       const a = await client.request("agent", { sessionKey: "abort-1", message: "A" });
@@ -80,19 +81,20 @@ describe("aborting", () => {
       // Act 2: abort A (running) over WebSocket.
       const abortedA = await client.request("runs.abort", { runId: a.payload.runId });
       expect(abortedA.payload).toMatchObject({ aborted: true, status: "aborting" });
-      await client.waitFor(endOf(a.payload.runId), 30_000);
+      await client.waitFor(endOf(a.payload.runId), RUN_END_TIMEOUT_MS);
       expect(await client.request("agent.wait", { runId: a.payload.runId })).toMatchObject({ payload: { status: "timeout" } });
       expect((await getRun(stack.deps.db, a.payload.runId))?.status).toBe("aborted");
 
       // Assess 2: C, behind both, runs to the end.
-      await client.waitFor(endOf(c.payload.runId), 30_000);
+      await client.waitFor(endOf(c.payload.runId), RUN_END_TIMEOUT_MS);
       expect(await client.request("agent.wait", { runId: c.payload.runId })).toMatchObject({ payload: { status: "ok" } });
       expect(await rest("POST", `/v1/runs/${c.payload.runId}/abort`, {})).toMatchObject({ status: 200, body: { aborted: false, status: "ok" } });
       expect(await rest("POST", "/v1/runs/run_nope/abort", {})).toMatchObject({ status: 404 });
     } finally {
+      answerA.release();
       await client.close();
     }
-  }, 90_000);
+  }, RUN_END_TIMEOUT_MS);
 });
 
 describe("REST view of runs and sessions.list", () => {
@@ -122,7 +124,7 @@ describe("REST view of runs and sessions.list", () => {
     } finally {
       await client.close();
     }
-  }, 60_000);
+  }, RUN_END_TIMEOUT_MS);
 });
 
 describe("terminal client (`npm run agent`)", () => {
@@ -146,5 +148,5 @@ describe("terminal client (`npm run agent`)", () => {
     const failed = await agentCli(["--session", "cli-2", "this fails"]);
     expect(failed.code).toBe(1);
     expect(failed.stderr).toContain("[error]");
-  }, 60_000);
+  }, RUN_END_TIMEOUT_MS);
 });

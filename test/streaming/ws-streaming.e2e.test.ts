@@ -8,9 +8,11 @@ import { followRun, type RunEvent } from "../../shared/client/run-follower";
 import { openRunEvents, toolEvent } from "../../shared/events/run-events";
 import { isChunkFrame } from "../../shared/protocol/chunks";
 import { MAX_FRAME_BYTES } from "../../shared/protocol/limits";
-import { chat, FakeOpenAIServer } from "../support/fake-openai-server";
+import { CHAT_PATH, chat, chatStreamBody, FakeOpenAIServer } from "../support/fake-openai-server";
+import { barrier } from "../support/scripted-sse-server";
 import { TestWsClient } from "../support/ws-client";
 import { startStackWithFakeOpenAI, stopStackWithFakeOpenAI } from "../support/fake-openai-stack";
+import { RUN_END_TIMEOUT_MS } from "../support/timeouts";
 
 /**
  * The streaming protocol end to end on the local stack (issue 7): resume
@@ -27,7 +29,6 @@ beforeAll(async () => {
 afterAll(async () => stopStackWithFakeOpenAI({ stack, oai }));
 
 const words = (n: number) => Array.from({ length: n }, (_, i) => `w${i} `);
-const slowText = (n: number, frameDelayMs: number) => ({ ...chat.stream({ text: words(n) }), frameDelayMs });
 
 async function logged(runId: string) {
   return (await readEvents(stack.deps.db, runId)).map(({ v: _v, expiresAt: _e, ...rest }) => rest);
@@ -40,11 +41,14 @@ function withoutAgentId(payload: Record<string, unknown>) {
 
 describe("resume after a dropped connection", () => {
   it("gets every event exactly once, in order, across a drop mid-stream", async () => {
-    // Prepare: a reply streamed over about 3 s, so the run outlives the drop.
-    oai.enqueue(slowText(150, 20));
+    // Prepare: a reply held after its first words until the follower's socket has died, so the run
+    // outlives the drop whatever the machine's pace (no frame delay to bet on).
+    const drop = barrier();
+    oai.enqueue({ kind: "sse", path: CHAT_PATH, body: chatStreamBody({ text: words(150) }), hold: { afterFrames: 30, until: drop.promise } });
     let dropped = false;
     const seen: RunEvent[] = [];
-    // Act: the follower's first socket dies (no close handshake) after the 5th event.
+    // Act: the follower's first socket dies (no close handshake) once it has the first words (the
+    // lifecycle start and the coalesced text of the held part), then the rest of the answer streams.
     const result = await followRun({
       url: stack.webSocketUrl,
       token: stack.authToken,
@@ -53,10 +57,11 @@ describe("resume after a dropped connection", () => {
       onClient: (client) => {
         if (dropped) return;
         const timer = setInterval(() => {
-          if (seen.length >= 5) {
+          if (seen.some((e) => e.stream === "assistant")) {
             dropped = true;
             clearInterval(timer);
             client.terminate();
+            drop.release();
           }
         }, 5);
       },
@@ -70,12 +75,12 @@ describe("resume after a dropped connection", () => {
     expect(seen.map((e) => e.seq)).toEqual(seen.map((_, i) => i + 1));
     expect(seen.map((e) => withoutAgentId(e as never))).toEqual(log);
     expect(seen.filter((e) => e.stream === "assistant").map((e) => e.data.delta).join("")).toBe(words(150).join(""));
-  }, 60_000);
+  }, RUN_END_TIMEOUT_MS);
 });
 
 describe("several subscribers", () => {
   it("three connections subscribed to one session see identical streams", async () => {
-    oai.enqueue(slowText(40, 5));
+    oai.enqueue(chat.stream({ text: words(40) }));
     const clients = await Promise.all([0, 1, 2].map(() => TestWsClient.open(stack.webSocketUrl)));
     try {
       for (const client of clients) {
@@ -98,7 +103,7 @@ describe("several subscribers", () => {
     } finally {
       await Promise.all(clients.map((c) => c.close()));
     }
-  }, 60_000);
+  }, RUN_END_TIMEOUT_MS);
 });
 
 describe("frame size", () => {
@@ -132,7 +137,7 @@ describe("frame size", () => {
     } finally {
       await client.close();
     }
-  }, 60_000);
+  }, RUN_END_TIMEOUT_MS);
 
   it("a 200 KB tool call streams through a real run, split and reassembled", async () => {
     const expression = `${"1+".repeat(100 * 1024)}1`;
@@ -143,7 +148,7 @@ describe("frame size", () => {
     const start = seen.find((e) => e.stream === "tool" && e.data.phase === "start");
     expect((start?.data.args as { expression: string }).expression).toBe(expression);
     expect(seen.find((e) => e.stream === "tool" && e.data.phase === "result")?.data.result).toBe(String(100 * 1024 + 1));
-  }, 60_000);
+  }, RUN_END_TIMEOUT_MS);
 });
 
 describe("connections that go away", () => {
@@ -159,26 +164,31 @@ describe("connections that go away", () => {
     expect((await getRun(stack.deps.db, result.runId))?.status).toBe("ok");
     expect(await getConnection(stack.deps.db, "ghost-connection")).toBeUndefined();
     expect(await subscribers(stack.deps.db, "gone-1")).not.toContain("ghost-connection");
-  }, 60_000);
+  }, RUN_END_TIMEOUT_MS);
 });
 
 describe("coalescing", () => {
   it("keeps WebSocket messages per run bounded: 1000 streamed tokens", async () => {
-    oai.enqueue(chat.stream({ text: words(1000) }));
+    // The whole answer in one write: the reader finds the tokens already buffered, so coalescing decides the
+    // events (1 KB or 150 ms, whichever first), not the pace of a frame-by-frame stream on a busy machine.
+    oai.enqueue({ kind: "sse", path: CHAT_PATH, body: chatStreamBody({ text: words(1000) }), burst: true });
     const client = await TestWsClient.open(stack.webSocketUrl);
     try {
       await client.request("connect", { auth: { token: stack.authToken } });
       const ack = await client.request("agent", { sessionKey: "coalesce-1", message: "a thousand tokens please" });
       const runId = ack.payload.runId as string;
-      await client.waitFor((f) => f.event === "agent" && f.payload?.runId === runId && f.payload?.data?.phase === "end");
+      await client.waitFor((f) => f.event === "chat" && f.payload?.runId === runId && f.payload?.state === "final");
       const messages = client.frames.filter((f) => f.type === "event" && f.payload?.runId === runId);
       const assistant = client.agentEvents(runId).filter((f) => f.payload.stream === "assistant");
       // Reported in the closing note: messages (PostToConnection calls) per 1000 streamed tokens.
       console.log(`[coalescing] 1000 tokens -> ${assistant.length} assistant events, ${messages.length} WebSocket messages to one subscriber (agent + chat)`);
       expect(assistant.map((f) => f.payload.data.delta).join("")).toBe(words(1000).join(""));
-      expect(messages.length).toBeLessThan(60);
+      // Posts follow events, not tokens: one agent frame per logged event, one chat frame per text event and the final.
+      expect(messages).toHaveLength((await logged(runId)).length + assistant.length + 1);
+      // The 150 ms timer can only cut the answer where the reader's socket reads cut it: far fewer events than tokens.
+      expect(assistant.length).toBeLessThan(1000 / 10);
     } finally {
       await client.close();
     }
-  }, 60_000);
+  }, RUN_END_TIMEOUT_MS);
 });

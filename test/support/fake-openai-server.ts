@@ -8,7 +8,7 @@
  *   server.enqueue(chat.toolCalls([{ name: "read", args: { path: "a" } }]), chat.text("Done."));
  *   createOpenAIChatProvider({ apiKey: "test", baseURL: server.baseURL });
  */
-import { type ScriptStep, ScriptedSseServer, splitInto, wordChunks } from "./scripted-sse-server";
+import { barrier, type ScriptStep, ScriptedSseServer, splitInto, wordChunks } from "./scripted-sse-server";
 
 export const CHAT_PATH = "/v1/chat/completions";
 export const RESPONSES_PATH = "/v1/responses";
@@ -135,6 +135,17 @@ export const chat = {
   stall: (partial?: ChatScript): ScriptStep => ({ kind: "stall", path: CHAT_PATH, body: partial && chatStreamBody({ ...partial, finishReason: null }) }),
   drop: (partial: ChatScript): ScriptStep => ({ kind: "drop", path: CHAT_PATH, body: chatStreamBody({ ...partial, finishReason: null }) }),
 };
+
+/**
+ * A streamed completion that sends its first `afterFrames` frames (the role frame and the first word by
+ * default, so a client sees text), then holds the rest until the test
+ * releases it: the run is busy for exactly as long as the test needs (no bet on a frame delay outlasting
+ * the test's next steps on a busy machine). Release it in a `finally`, so the run can end.
+ */
+export function heldChat(script: ChatScript, afterFrames = 2): { step: ScriptStep; release: () => void } {
+  const gate = barrier();
+  return { step: { kind: "sse", path: CHAT_PATH, body: chatStreamBody(script), hold: { afterFrames, until: gate.promise } }, release: gate.release };
+}
 
 /** OpenAI's error body shape: `{ "error": { message, type, param, code } }`. */
 export function openAIErrorBody(message: string, type: string, code: string | null = null, param: string | null = null): unknown {

@@ -20,6 +20,11 @@ export type ScriptStep =
       gate?: Promise<unknown>;
       /** After `afterFrames` frames, wait for `until` before the rest (a test watches the partial stream). */
       hold?: { afterFrames: number; until: Promise<unknown> };
+      /**
+       * The whole body in one write, as a model that answers faster than the reader: the client
+       * finds the frames already buffered (a test of coalescing, not of a frame-by-frame pace).
+       */
+      burst?: boolean;
     }
   /** A non-2xx JSON (or text) response, as the provider sends errors. */
   | { kind: "http-error"; status: number; body: unknown; path?: string; headers?: Record<string, string> }
@@ -182,6 +187,15 @@ function write(res: ServerResponse, text: string): Promise<void> {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Frame by frame: each its own write, with the step's pace and hold. */
+async function writeFrames(res: ServerResponse, step: Extract<ScriptStep, { kind: "sse" }>): Promise<void> {
+  for (const [index, frame] of sseFrames(step.body).entries()) {
+    if (step.hold && index === step.hold.afterFrames) await step.hold.until;
+    await write(res, frame);
+    if (step.frameDelayMs) await sleep(step.frameDelayMs);
+  }
+}
+
 async function play(step: ScriptStep, res: ServerResponse): Promise<void> {
   res.on("error", () => undefined); // the client may hang up first (abort, idle timeout)
   switch (step.kind) {
@@ -191,11 +205,7 @@ async function play(step: ScriptStep, res: ServerResponse): Promise<void> {
       // A barrier: the test decides when this model call answers (nothing depends on timing).
       if (step.gate) await step.gate;
       startSse(res, step.headers);
-      for (const [index, frame] of sseFrames(step.body).entries()) {
-        if (step.hold && index === step.hold.afterFrames) await step.hold.until;
-        await write(res, frame);
-        if (step.frameDelayMs) await sleep(step.frameDelayMs);
-      }
+      await (step.burst ? write(res, step.body) : writeFrames(res, step));
       res.end();
       return;
     case "stall":

@@ -1,4 +1,5 @@
 import WebSocket from "ws";
+import { RUN_END_TIMEOUT_MS } from "./timeouts";
 
 export interface Frame {
   type: string;
@@ -43,7 +44,7 @@ export class TestWsClient {
   }
 
   /** Sends a `req` and resolves with its `res`. */
-  async request(method: string, params?: unknown, timeoutMs = 40_000): Promise<Frame> {
+  async request(method: string, params?: unknown, timeoutMs = RUN_END_TIMEOUT_MS): Promise<Frame> {
     const id = `t-${++this.counter}`;
     const response = this.waitFor((f) => f.type === "res" && f.id === id, timeoutMs);
     this.socket.send(JSON.stringify({ type: "req", id, method, params }));
@@ -54,7 +55,8 @@ export class TestWsClient {
     this.socket.send(text);
   }
 
-  waitFor(match: (f: Frame) => boolean, timeoutMs = 40_000): Promise<Frame> {
+  /** The bound only ends a broken test (a run on the loaded machine can take minutes): never a condition. */
+  waitFor(match: (f: Frame) => boolean, timeoutMs = RUN_END_TIMEOUT_MS): Promise<Frame> {
     const seen = this.frames.find(match);
     if (seen) return Promise.resolve(seen);
     return new Promise((resolve, reject) => {
