@@ -88,35 +88,28 @@ export async function claimPart(db: Db, runId: string, index: number): Promise<b
 }
 
 export async function recordPart(db: Db, runId: string, index: number, part: LedgerPart): Promise<void> {
-  await db.doc.send(
-    new UpdateCommand({
-      TableName: db.table,
-      Key: keys.deliveryLedger(runId),
-      UpdateExpression: "SET parts.#i = :part",
-      ExpressionAttributeNames: { "#i": String(index) },
-      ExpressionAttributeValues: { ":part": PartSchema.parse(part) },
-    }),
-  );
+  await db.doc.send(setPart(db, runId, index, part));
 }
 
 /**
  * Records a preview edit of part 0, unless the final delivery has begun
- * (`closing` or `done`): false then, and the caller must restore the final
- * state (`restoreClosing`) because its edit may have landed after the final one.
+ * (`closing` or `done`): false then, and the caller must put the final state
+ * back (ChannelPreview's `restoreFinal`) because its edit may have landed
+ * after the final one.
  */
 export async function recordPreviewPart(db: Db, runId: string, part: LedgerPart): Promise<boolean> {
-  return conditionally(() =>
-    db.doc.send(
-      new UpdateCommand({
-        TableName: db.table,
-        Key: keys.deliveryLedger(runId),
-        UpdateExpression: "SET parts.#i = :part",
-        ConditionExpression: "attribute_not_exists(closing) AND attribute_not_exists(done)",
-        ExpressionAttributeNames: { "#i": "0" },
-        ExpressionAttributeValues: { ":part": PartSchema.parse(part) },
-      }),
-    ),
-  );
+  return conditionally(() => db.doc.send(setPart(db, runId, 0, part, "attribute_not_exists(closing) AND attribute_not_exists(done)")));
+}
+
+function setPart(db: Db, runId: string, index: number, part: LedgerPart, condition?: string): UpdateCommand {
+  return new UpdateCommand({
+    TableName: db.table,
+    Key: keys.deliveryLedger(runId),
+    UpdateExpression: "SET parts.#i = :part",
+    ...(condition ? { ConditionExpression: condition } : {}),
+    ExpressionAttributeNames: { "#i": String(index) },
+    ExpressionAttributeValues: { ":part": PartSchema.parse(part) },
+  });
 }
 
 /** What part 0 must end as, written by the final delivery before it touches the message (see `closing`). */

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import { createRun, type RunRecord } from "../../shared/aws/runs";
+import { createRun } from "../../shared/aws/runs";
+import { endedChannelRun } from "../support/ended-run";
 import type { Db } from "../../shared/aws/dynamo";
 import { ChannelsConfigSchema } from "../../shared/config/channels-config";
 import { deliverChannelReply } from "../../shared/channels/deliver";
@@ -24,22 +25,7 @@ afterAll(async () => {
 const channels = () => ChannelsConfigSchema.parse({ telegram: { accounts: { main: { botToken: FAKE_TELEGRAM_TOKEN, webhookSecret: "s", apiBaseUrl: telegram.baseUrl } } } });
 
 async function endedRun(runId: string, chatId: string, text: string): Promise<void> {
-  const run: RunRecord = {
-    v: 1,
-    runId,
-    sessionKey: `agent:main:telegram:direct:${chatId}`,
-    sessionId: "sess",
-    message: "hi",
-    requestHash: "h",
-    source: "webhook",
-    status: "ok",
-    model: "offline/echo",
-    timeoutMs: 0,
-    acceptedAt: 1,
-    endedAt: 2,
-    result: { payloads: [{ text }], meta: {} },
-    channelTarget: { kind: "telegram", accountId: "main", chatId },
-  };
+  const run = endedChannelRun(runId, `agent:main:telegram:direct:${chatId}`, text, { kind: "telegram", accountId: "main", chatId });
   expect(await createRun(testDb.db, run)).toBe(true);
 }
 

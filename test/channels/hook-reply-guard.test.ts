@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createRun, type RunRecord } from "../../shared/aws/runs";
+import { createRun } from "../../shared/aws/runs";
+import { endedChannelRun } from "../support/ended-run";
 import { ChannelsConfigSchema } from "../../shared/config/channels-config";
 import { deliverChannelReply } from "../../shared/channels/deliver";
 import { readLedger } from "../../shared/channels/ledger";
@@ -27,22 +28,7 @@ afterAll(async () => {
 const SECRET = `whsec_${Buffer.from("hook-guard-secret").toString("base64")}`;
 
 async function endedHookRun(runId: string, replyUrl: string): Promise<void> {
-  const run: RunRecord = {
-    v: 1,
-    runId,
-    sessionKey: "hook:default:guard",
-    sessionId: "sess",
-    message: "hi",
-    requestHash: "h",
-    source: "webhook",
-    status: "ok",
-    model: "offline/echo",
-    timeoutMs: 0,
-    acceptedAt: 1,
-    endedAt: 2,
-    result: { payloads: [{ text: "the answer" }], meta: {} },
-    channelTarget: { kind: "hook", accountId: "default", replyUrl },
-  };
+  const run = endedChannelRun(runId, "hook:default:guard", "the answer", { kind: "hook", accountId: "default", replyUrl });
   expect(await createRun(testDb.db, run)).toBe(true);
 }
 
