@@ -11,6 +11,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { lastUserText } from "../test/support/chat-request";
 import { parseArgs } from "node:util";
 import { FaultPlan, type FaultRule } from "../infra/local/faults";
 import { startLocalStack } from "../infra/local/stack";
@@ -107,11 +108,7 @@ class SoakModel {
     return new Promise((resolve) => this.server.close(() => resolve()));
   }
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const body = JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}") as { messages?: { role: string; content: unknown }[] };
-    const user = [...(body.messages ?? [])].reverse().find((m) => m.role === "user");
-    const text = typeof user?.content === "string" ? user.content : JSON.stringify(user?.content ?? "");
+    const text = await lastUserText(req);
     const id = /\{(m\d+)\}/.exec(text)?.[1] ?? "?";
     const first = !this.seen.has(id);
     this.seen.add(id);

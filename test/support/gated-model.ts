@@ -5,6 +5,7 @@
  * until it releases them (a barrier, not a delay).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { lastUserText } from "./chat-request";
 import type { AddressInfo } from "node:net";
 import { chatStreamBody } from "./fake-openai-server";
 
@@ -37,11 +38,7 @@ export class GatedModel {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const body = JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}") as { messages?: { role: string; content: unknown }[] };
-    const user = [...(body.messages ?? [])].reverse().find((m) => m.role === "user");
-    const text = typeof user?.content === "string" ? user.content : JSON.stringify(user?.content ?? "");
+    const text = await lastUserText(req);
     const tag = /\{([^}]+)\}/.exec(text)?.[1] ?? "?";
     await this.gates.get(tag);
     this.counts.set(tag, (this.counts.get(tag) ?? 0) + 1);
