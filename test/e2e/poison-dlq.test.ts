@@ -44,9 +44,9 @@ afterAll(async () => {
   await stack?.close();
 });
 
-/** The template's redrive policy, as the stack was synthesized. */
+/** The run queue's redrive policy, as the stack was synthesized (the FIFO queue with a DLQ). */
 function templateMaxReceiveCount(): number {
-  const queues = Object.values(stack.assembly.template.Resources ?? {}).filter((r) => r.Type === "AWS::SQS::Queue" && r.Properties?.RedrivePolicy);
+  const queues = Object.values(stack.assembly.template.Resources ?? {}).filter((r) => r.Type === "AWS::SQS::Queue" && r.Properties?.RedrivePolicy && r.Properties?.FifoQueue);
   expect(queues).toHaveLength(1);
   return Number((queues[0].Properties!.RedrivePolicy as { maxReceiveCount: number }).maxReceiveCount);
 }
