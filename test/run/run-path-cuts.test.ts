@@ -3,9 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { acquireSlot, releaseSlotCounting, slotHolders } from "../../shared/aws/global-lane";
 import { keys } from "../../shared/aws/keys";
 import { appendEntries, appendTurn, claimWriter, claimWriterWithHistory, readEntries, releaseWriter } from "../../shared/aws/transcript";
-import type { AssistantMessage } from "../../shared/core/messages";
 import { startHeartbeat } from "../../shared/run/heartbeat";
 import { startTestDb, type TestDb } from "../support/local-db";
+import { assistantReply } from "../support/messages";
 import { until } from "../support/until";
 
 /**
@@ -19,14 +19,7 @@ beforeAll(async () => {
 afterAll(async () => t.close());
 
 const options = { leaseMs: 10_000, acquireTimeoutMs: 0 };
-const reply = (text: string): AssistantMessage => ({
-  role: "assistant",
-  content: [{ type: "text", text }],
-  provider: "offline",
-  model: "echo",
-  stopReason: "stop",
-  usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 },
-});
+const reply = assistantReply;
 
 describe("claim with history", () => {
   it("gives the same claim as claimWriter plus every committed entry, the last message found behind a note", async () => {

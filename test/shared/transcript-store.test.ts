@@ -1,17 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { appendTurn, claimWriter, readTranscript, releaseWriter } from "../../shared/aws/transcript";
 import { SessionBusyError, TranscriptInvariantError, WriterFencedError } from "../../shared/aws/errors";
-import type { AssistantMessage } from "../../shared/core/messages";
 import { startTestDb, type TestDb } from "../support/local-db";
+import { assistantReply } from "../support/messages";
 
-const reply = (text: string): AssistantMessage => ({
-  role: "assistant",
-  content: [{ type: "text", text }],
-  provider: "offline",
-  model: "echo",
-  stopReason: "stop",
-  usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 },
-});
+const reply = assistantReply;
 
 let t: TestDb;
 beforeAll(async () => {
