@@ -6,6 +6,8 @@
  *    queue with drop `new` (Slack) answer the chat once with the text a REST
  *    caller gets in its SESSION_BUSY error, across a redelivered update and
  *    Slack's two events of one post; nothing runs;
+ *  - a signed hook refused the same way answers its caller 429 SESSION_BUSY
+ *    (the REST answer; the sender may send again), nothing to its replyUrl;
  *  - a notice the platform 500s inside the webhook request is retried by the
  *    sweeper and reaches the chat exactly once;
  *  - the typing indicator (Telegram sendChatAction) and the `eyes` reaction
@@ -26,7 +28,7 @@ import { chat } from "../support/fake-openai-server";
 import type { RecordedCall } from "../support/recording-server";
 import { barrier } from "../support/scripted-sse-server";
 import { until } from "../support/until";
-import { BOT_USER_ID, postSlack, postTelegram, startChannelStack, stopChannelStack, telegramUpdate, type ChannelStack } from "../support/channel-stack";
+import { BOT_USER_ID, postHook, postSlack, postTelegram, startChannelStack, stopChannelStack, telegramUpdate, type ChannelStack } from "../support/channel-stack";
 
 let env: ChannelStack;
 // A loaded shared machine: wait for conditions, generously, never for time.
@@ -34,7 +36,7 @@ vi.setConfig({ testTimeout: 300_000 });
 
 beforeAll(async () => {
   env = await startChannelStack({
-    byChannel: { telegram: { mode: "reject" }, slack: { mode: "followup", cap: 1, drop: "new" } },
+    byChannel: { telegram: { mode: "reject" }, slack: { mode: "followup", cap: 1, drop: "new" }, hook: { mode: "reject" } },
   });
 }, 180_000);
 afterAll(async () => stopChannelStack(env ?? {}));
@@ -179,5 +181,23 @@ describe("a Slack mention refused because the session queue is full (drop new)",
     expect((await ended(String(answer.body.runId))).status).toBe("ok");
     await env.slack.waitFor(() => [...env.slack.messages.values()].some((m) => m.channel === "D7" && m.text === "Answered without eyes."), 120_000, "the answer");
     expect(env.slack.method("reactions.add").filter((c) => c.body.timestamp === ts)).toHaveLength(1);
+  });
+});
+
+describe("a signed hook message refused while its session is busy", () => {
+  it("answers its caller 429 SESSION_BUSY with the REST text; nothing runs, nothing goes to replyUrl", async () => {
+    const replyUrl = `${env.receiver.origin}/refused-hook`;
+    const payload = (text: string) => ({ text, from: "refused-bot", replyUrl });
+    const first = await heldRun(() => postHook(env.stack, payload("first")), "Hook first answer.");
+    const refused = await postHook(env.stack, { ...payload("second"), idempotencyKey: "refused-hook-2" });
+    expect(refused.status).toBe(429);
+    expect(JSON.stringify(refused.body)).toContain("SESSION_BUSY");
+    expect(JSON.stringify(refused.body)).toContain("session hook:default:refused-bot is busy; the message was not accepted (queue mode reject)");
+    expect(await getRun(env.stack.deps.db, runIdForIdempotencyKey("hook:default:refused-hook-2"))).toBeUndefined();
+    first.release();
+    expect((await ended(first.runId)).status).toBe("ok");
+    await env.receiver.waitFor(() => env.receiver.callsTo("/refused-hook").length >= 1, 120_000, "the first hook reply");
+    await env.stack.idle();
+    expect(env.receiver.callsTo("/refused-hook").map((c) => c.body.runId)).toEqual([first.runId]);
   });
 });
