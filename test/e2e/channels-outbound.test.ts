@@ -215,30 +215,30 @@ describe("the WebSocket chat surface of a channel conversation", () => {
   const finalText = (frame: Frame) => (frame.payload.message.content as { text: string }[]).map((c) => c.text).join("");
 
   it("ends with what the chat shows: verbose summaries, the messaging-tool dedupe, a streamed answer", async () => {
-    const client = await watcher(["agent:main:telegram:direct:641", "agent:main:telegram:direct:642", "agent:main:telegram:direct:643"]);
+    const client = await watcher(["agent:main:telegram:direct:651", "agent:main:telegram:direct:652", "agent:main:telegram:direct:653"]);
     try {
       env.oai.enqueue(chat.toolCall("calculator", { expression: "6*7" }), chat.text("The answer is 42."));
-      const verbose = await postTelegram(env.stack, telegramUpdate("6 times 7?", { id: 641, type: "private" }, { id: 641 }), TELEGRAM_SECRET, "verbose");
+      const verbose = await postTelegram(env.stack, telegramUpdate("6 times 7?", { id: 651, type: "private" }, { id: 651 }), TELEGRAM_SECRET, "verbose");
       const verboseFinal = await finalOf(client, verbose.body.runId);
-      await env.telegram.waitFor(() => env.telegram.messagesIn("641")[0] === "🛠️ calculator\n\nThe answer is 42.", 120_000, "the verbose reply");
-      expect(finalText(verboseFinal)).toBe(env.telegram.messagesIn("641")[0]);
+      await env.telegram.waitFor(() => env.telegram.messagesIn("651")[0] === "🛠️ calculator\n\nThe answer is 42.", 120_000, "the verbose reply");
+      expect(finalText(verboseFinal)).toBe(env.telegram.messagesIn("651")[0]);
 
       const note = "Sent already: the numbers are in, all green.";
       env.oai.enqueue(chat.toolCall("message", { text: note }), chat.text("The numbers are in, all green."));
-      const deduped = await postTelegram(env.stack, telegramUpdate("numbers?", { id: 642, type: "private" }, { id: 642 }));
+      const deduped = await postTelegram(env.stack, telegramUpdate("numbers?", { id: 652, type: "private" }, { id: 652 }));
       const dedupedFinal = await finalOf(client, deduped.body.runId);
       await ended(deduped.body.runId);
-      await env.telegram.waitFor(() => env.telegram.messagesIn("642").length === 1, 120_000, "the duplicate preview removed");
+      await env.telegram.waitFor(() => env.telegram.messagesIn("652").length === 1, 120_000, "the duplicate preview removed");
       // The chat shows the tool's message only; the final reply (nothing more) is what the surface ends with.
-      expect(env.telegram.messagesIn("642")).toEqual([note]);
+      expect(env.telegram.messagesIn("652")).toEqual([note]);
       expect(finalText(dedupedFinal)).toBe("");
 
       const answer = "A streamed answer, in several words, that the chat and the surface both end with.";
       env.oai.enqueue(chat.text(answer));
-      const streamed = await postTelegram(env.stack, telegramUpdate("stream it", { id: 643, type: "private" }, { id: 643 }));
+      const streamed = await postTelegram(env.stack, telegramUpdate("stream it", { id: 653, type: "private" }, { id: 653 }));
       const streamedFinal = await finalOf(client, streamed.body.runId);
-      await env.telegram.waitFor(() => env.telegram.messagesIn("643")[0] === answer, 120_000, "the streamed reply");
-      expect(finalText(streamedFinal)).toBe(env.telegram.messagesIn("643")[0]);
+      await env.telegram.waitFor(() => env.telegram.messagesIn("653")[0] === answer, 120_000, "the streamed reply");
+      expect(finalText(streamedFinal)).toBe(env.telegram.messagesIn("653")[0]);
       const deltas = client.frames.filter((f) => f.event === "chat" && f.payload?.runId === streamed.body.runId && f.payload?.state === "delta");
       expect(deltas.length).toBeGreaterThanOrEqual(1);
       expect(answer.startsWith(String(deltas.at(-1)!.payload.message.content[0].text))).toBe(true);
