@@ -66,6 +66,8 @@ export const postHook: PublicRoute = async (deps, { event, params }) => {
   const normalized = normalizeHook(params.hookId, signed.id!, body);
   if (normalized.kind !== "message") return json(200, { ok: true });
   const accepted = await acceptInbound(deps, normalized.message);
+  // Refused by the session lane: the caller learns it as a REST caller does (429 SESSION_BUSY) and may send again.
+  if (accepted.refused) throw accepted.refused;
   return json(accepted.duplicate ? 200 : 202, { runId: accepted.runId, sessionKey: accepted.sessionKey, ...(accepted.duplicate ? { duplicate: true } : {}) });
 };
 
@@ -73,6 +75,8 @@ async function answer(deps: AppDeps, normalized: Normalized) {
   if (normalized.kind === "ignore") return json(200, { ok: true, ignored: normalized.reason });
   // The typing indicator / reaction goes out when the run's attempt starts: nothing but the accept before the 200.
   const accepted = await acceptInbound(deps, normalized.message);
+  // Refused by the session lane: still 200 (the platform would redeliver anything else); the chat got the notice.
+  if (accepted.refused) return json(200, { ok: true, refused: accepted.refused.details?.reason ?? "busy" });
   return json(200, { ok: true, runId: accepted.runId, ...(accepted.duplicate ? { duplicate: true } : {}) });
 }
 

@@ -68,6 +68,8 @@ export const keys = {
   authProfile: (provider: string, profileId: string) => ({ pk: `AUTH#${provider}`, sk: `PROFILE#${profileId}` }),
   channelDelivery: (deliveryId: string) => ({ pk: `CHIN#${deliveryId}`, sk: "SEEN" }),
   deliveryLedger: (runId: string) => ({ pk: `RUN#${runId}`, sk: "DELIVERY" }),
+  /** A chat notice whose send failed retryably, waiting for the sweeper to try it again (shared/channels/notice-retry.ts). */
+  pendingNotice: (id: string) => ({ pk: "CHNOTICES", sk: `N#${id}` }),
   connection: (connectionId: string) => ({ pk: `CONN#${connectionId}`, sk: "CONN" }),
   subscription: (sessionKey: string, connectionId: string) => ({
     pk: `SUBS#${sessionKey}`,
@@ -83,6 +85,7 @@ export const prefixes = {
   transcriptEntry: "E#",
   runEvent: "EV#",
   laneRegistry: "L#",
+  pendingNotice: "N#",
   globalWaiter: "W#",
   subscription: "CONN#",
 };

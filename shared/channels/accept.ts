@@ -2,7 +2,10 @@ import type { HookRegistry } from "../hooks/registry";
 import { runObservers } from "../hooks/runners";
 import { runIdForIdempotencyKey } from "../core/ids";
 import { acceptRun, type IntakeDeps } from "../intake/intake";
+import { sessionBusy } from "../intake/answer";
+import type { ApiError } from "../protocol/errors";
 import type { InboundMessage } from "./inbound";
+import { answerRefusedMessage } from "./refused-notice";
 import { claimDelivery } from "./seen";
 
 export interface InboundAnswer {
@@ -10,6 +13,8 @@ export interface InboundAnswer {
   sessionKey: string;
   /** A redelivery (same delivery id) or the same message again (Slack's second event): nothing new started. */
   duplicate: boolean;
+  /** The session lane refused the message (queue mode reject, full queue with drop `new`): the SESSION_BUSY a REST caller gets. */
+  refused?: ApiError;
 }
 
 /**
@@ -25,6 +30,9 @@ export interface InboundAnswer {
  * runs here, once per message (a message steered into a running run never
  * starts a run of its own), bounded so the 200 stays within a second; the
  * run start does not repeat it for a channel run (shared/run/run-start-hooks.ts).
+ *
+ * A message the lane refuses answers its chat with the refusal, once
+ * (shared/channels/refused-notice.ts), tried once here before the 200.
  */
 export const MESSAGE_RECEIVED_BUDGET_MS = 500;
 
@@ -36,6 +44,10 @@ export async function acceptInbound(deps: IntakeDeps & { hooks?: HookRegistry },
   if (!accepted.duplicate && deps.hooks?.has("message_received")) {
     const event = { runId: accepted.runId, sessionKey: message.sessionKey, text: message.text, channel: message.channel };
     await runObservers(deps.hooks, "message_received", event, MESSAGE_RECEIVED_BUDGET_MS);
+  }
+  if (accepted.status === "rejected") {
+    await answerRefusedMessage(deps, message, accepted);
+    return { runId: accepted.runId, sessionKey: accepted.sessionKey, duplicate: accepted.duplicate, refused: sessionBusy(accepted) };
   }
   return { runId: accepted.runId, sessionKey: accepted.sessionKey, duplicate: accepted.duplicate };
 }

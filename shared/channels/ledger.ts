@@ -35,6 +35,8 @@ const PartSchema = z.object({
   /** The text the message shows now (previews are edited until it equals the part). */
   text: z.string().optional(),
   error: z.string().optional(),
+  /** failed: the platform answered 5xx / 429 / timed out, so a later try may succeed (shared/channels/notice-retry.ts). */
+  retryable: z.boolean().optional(),
 });
 export type LedgerPart = z.infer<typeof PartSchema>;
 
@@ -122,6 +124,31 @@ export async function markClosing(db: Db, runId: string, closing: LedgerClosing)
       ExpressionAttributeValues: { ":c": ClosingSchema.parse(closing) },
     }),
   );
+}
+
+/**
+ * Claims a part whose send failed retryably for one more try (failed ->
+ * sending, conditional): of two retries racing (two sweeps, a sweep and a
+ * redelivered webhook) only one sends. False when it is no longer such a part.
+ */
+export async function reclaimFailedPart(db: Db, runId: string, index: number): Promise<boolean> {
+  return conditionally(() =>
+    db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: keys.deliveryLedger(runId),
+        UpdateExpression: "SET parts.#i = :part",
+        ConditionExpression: "parts.#i.#state = :failed AND parts.#i.retryable = :t",
+        ExpressionAttributeNames: { "#i": String(index), "#state": "state" },
+        ExpressionAttributeValues: { ":part": { state: "sending" }, ":failed": "failed", ":t": true },
+      }),
+    ),
+  );
+}
+
+/** A part a later try may still send: its send failed retryably. */
+export function retryablePart(part: LedgerPart | undefined): boolean {
+  return part?.state === "failed" && part.retryable === true;
 }
 
 /** Frees a claim whose send failed cleanly (nothing went out), so the final delivery sends it. */

@@ -4,7 +4,8 @@ import type { ChannelsConfig } from "../config/channels-config";
 import { shapeReply } from "../core/reply";
 import type { HookRegistry } from "../hooks/registry";
 import { silentLog, type Log } from "../ports/run-deps";
-import { deliverChannelReply } from "./deliver";
+import { deliverChannelReply, type DeliverableRun } from "./deliver";
+import { registerPendingNotice, type NoticeStatus } from "./notice-retry";
 import type { RetryPolicy } from "./platform-call";
 
 export interface UnstartedReplyDeps {
@@ -19,7 +20,8 @@ export interface UnstartedReplyDeps {
 /**
  * Inside a webhook request (a message dropped by the intake of a newer one) the notice is
  * tried once: a platform that is down must not hold the platform's 200 for the backoff.
- * A failure is logged and recorded in the ledger (`failed`); an abort retries as usual.
+ * A retryable failure is recorded in the ledger (`failed`) and the notice is handed to the
+ * sweeper's retries (shared/channels/notice-retry.ts); an abort retries as usual first.
  */
 export const NOTICE_IN_REQUEST_RETRY: RetryPolicy = { attempts: 1, baseDelayMs: 0, maxDelayMs: 0, sleep: async () => undefined };
 
@@ -42,12 +44,22 @@ export async function answerUnstartedChannelRun(deps: UnstartedReplyDeps, runId:
   try {
     const run = known ?? (await getRun(deps.db, runId));
     if (!run?.channelTarget || !TERMINAL_STATUSES.has(run.status) || !neverRan(run)) return;
-    const log = deps.log ?? silentLog;
-    const retry = deps.retry ? { retry: deps.retry } : {};
-    await deliverChannelReply({ db: deps.db, channels: deps.config.channels, log, hooks: deps.hooks, ...retry }, runId, withNotice(run));
+    await deliverNotice(deps, withNotice(run));
   } catch (error) {
     deps.log?.warn("channel notice for an unstarted run not delivered", { runId, error: String(error) });
   }
+}
+
+/**
+ * A notice (one error payload) to its chat through the normal delivery and
+ * ledger; a retryable failure is registered for the sweeper's retries.
+ * Throws what delivery throws (the callers log it).
+ */
+export async function deliverNotice(deps: UnstartedReplyDeps, notice: DeliverableRun & { status: NoticeStatus }): Promise<void> {
+  const log = deps.log ?? silentLog;
+  const retry = deps.retry ? { retry: deps.retry } : {};
+  const outcome = await deliverChannelReply({ db: deps.db, channels: deps.config.channels, log, hooks: deps.hooks, ...retry }, notice.runId, notice);
+  if (outcome === "retry") await registerPendingNotice(deps.db, notice);
 }
 
 /** Ended before any attempt: no start time, no shaped result (run-finalize writes one for every run it ends). */
@@ -56,8 +68,8 @@ function neverRan(run: RunRecord): boolean {
 }
 
 /** The record as delivery reads it: the notice as the run's one (error) payload. */
-function withNotice(run: RunRecord): RunRecord {
-  const status = run.status as "error" | "timeout" | "aborted";
+function withNotice(run: RunRecord): DeliverableRun & { status: NoticeStatus } {
+  const status = run.status as NoticeStatus;
   const payloads = shapeReply({ status, finalText: "", error: run.error ?? GENERIC_NOTICE, toolErrors: [] });
-  return { ...run, result: { payloads, meta: { reason: "not_started" } } };
+  return { runId: run.runId, sessionKey: run.sessionKey, status, channelTarget: run.channelTarget, result: { payloads, meta: { reason: "not_started" } } };
 }

@@ -13,6 +13,7 @@ import { currentExecution, diedOfInfrastructure, endDeadRun, isClosed, redriveOr
 import { freeSlotsOfEndedRuns, pumpGlobalLane } from "../lanes/global";
 import { pumpLane } from "../lanes/pump";
 import { ABORT_DRAIN_MS, SWEEP_INTERVAL_MS } from "../lanes/sweep";
+import { retryPendingNotices, type NoticeRetryReport } from "../channels/notice-retry";
 
 export { ABORT_DRAIN_MS, SWEEP_INTERVAL_MS } from "../lanes/sweep";
 
@@ -34,6 +35,8 @@ export interface SweepReport {
   freedSlots: string[];
   releasedLeases: string[];
   diagnostics: Diagnostic[];
+  /** Chat notices that failed inside a webhook request, tried again (shared/channels/notice-retry.ts). */
+  notices?: NoticeRetryReport;
 }
 
 /** Lanes swept at once: a sweep of a large registry must fit one invocation even when each call is slow. */
@@ -84,6 +87,7 @@ export async function sweep(deps: RunDeps, options: SweepOptions = {}): Promise<
   await Promise.all(Array.from({ length: Math.min(SWEEP_LANE_CONCURRENCY, lanes.length) }, worker));
   report.freedSlots = await freeSlotsOfEndedRuns(deps, await slotHolders(deps.db));
   await pumpGlobalLane(deps);
+  report.notices = await retryPendingNotices({ db: deps.db, channels: deps.config.channels, log: deps.log, hooks: deps.hooks }, () => options.outOfTime?.() ?? false);
   for (const diagnostic of report.diagnostics) deps.log.warn(diagnostic.kind, { ...diagnostic });
   return report;
 }

@@ -9,7 +9,10 @@
  *  - a run the sweeper ends (its execution stopped) still answers the chat
  *    with the clear error, exactly once;
  *  - `npm run channels -- telegram set-webhook` registers the webhook, and an
- *    update Telegram delivers to it is answered.
+ *    update Telegram delivers to it is answered;
+ *  - OpenClaw's chat surface on the WebSocket (a `sessions.subscribe`d
+ *    watcher) ends with the text the chat shows: verbose summaries, the
+ *    messaging-tool dedupe, a streamed answer.
  */
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
@@ -21,6 +24,8 @@ import { readLedger } from "../../shared/channels/ledger";
 import { chat } from "../support/fake-openai-server";
 import { FAKE_TELEGRAM_TOKEN } from "../support/fake-telegram-server";
 import { HookRecorder } from "../support/hook-recorder";
+import { cliConnect } from "../support/openclaw-frames";
+import { TestWsClient, type Frame } from "../support/ws-client";
 import { postTelegram, startChannelStack, stopChannelStack, TELEGRAM_SECRET, telegramUpdate, type ChannelStack } from "../support/channel-stack";
 
 const CHANNEL_OUTBOUND = fileURLToPath(new URL("../fixtures/plugins/channel-outbound.ts", import.meta.url));
@@ -192,6 +197,54 @@ describe("a run the sweeper ends", () => {
     expect(sends("631")).toHaveLength(1);
     expect(env.telegram.method("editMessageText").filter((c) => c.body.chat_id === "631").at(-1)?.body.text).toBe(run.error);
     expect((await readLedger(env.stack.deps.db, runId))?.done).toBe(true);
+  });
+});
+
+describe("the WebSocket chat surface of a channel conversation", () => {
+  /** A read-only OpenClaw client subscribed to the sessions; its `chat` frames are what a UI shows. */
+  async function watcher(sessionKeys: string[]): Promise<TestWsClient> {
+    const client = await TestWsClient.open(env.stack.webSocketUrl);
+    await client.waitFor((f) => f.type === "event", 60_000);
+    const connect = cliConnect(env.stack.authToken, ["operator.read"]);
+    client.sendRaw(JSON.stringify(connect));
+    await client.waitFor((f) => f.type === "res" && f.id === connect.id);
+    for (const sessionKey of sessionKeys) expect((await client.request("sessions.subscribe", { sessionKey })).ok).toBe(true);
+    return client;
+  }
+  const finalOf = (client: TestWsClient, runId: string) => client.waitFor((f: Frame) => f.event === "chat" && f.payload?.runId === runId && f.payload?.state === "final");
+  const finalText = (frame: Frame) => (frame.payload.message.content as { text: string }[]).map((c) => c.text).join("");
+
+  it("ends with what the chat shows: verbose summaries, the messaging-tool dedupe, a streamed answer", async () => {
+    const client = await watcher(["agent:main:telegram:direct:651", "agent:main:telegram:direct:652", "agent:main:telegram:direct:653"]);
+    try {
+      env.oai.enqueue(chat.toolCall("calculator", { expression: "6*7" }), chat.text("The answer is 42."));
+      const verbose = await postTelegram(env.stack, telegramUpdate("6 times 7?", { id: 651, type: "private" }, { id: 651 }), TELEGRAM_SECRET, "verbose");
+      const verboseFinal = await finalOf(client, verbose.body.runId);
+      await env.telegram.waitFor(() => env.telegram.messagesIn("651")[0] === "🛠️ calculator\n\nThe answer is 42.", 120_000, "the verbose reply");
+      expect(finalText(verboseFinal)).toBe(env.telegram.messagesIn("651")[0]);
+
+      const note = "Sent already: the numbers are in, all green.";
+      env.oai.enqueue(chat.toolCall("message", { text: note }), chat.text("The numbers are in, all green."));
+      const deduped = await postTelegram(env.stack, telegramUpdate("numbers?", { id: 652, type: "private" }, { id: 652 }));
+      const dedupedFinal = await finalOf(client, deduped.body.runId);
+      await ended(deduped.body.runId);
+      await env.telegram.waitFor(() => env.telegram.messagesIn("652").length === 1, 120_000, "the duplicate preview removed");
+      // The chat shows the tool's message only; the final reply (nothing more) is what the surface ends with.
+      expect(env.telegram.messagesIn("652")).toEqual([note]);
+      expect(finalText(dedupedFinal)).toBe("");
+
+      const answer = "A streamed answer, in several words, that the chat and the surface both end with.";
+      env.oai.enqueue(chat.text(answer));
+      const streamed = await postTelegram(env.stack, telegramUpdate("stream it", { id: 653, type: "private" }, { id: 653 }));
+      const streamedFinal = await finalOf(client, streamed.body.runId);
+      await env.telegram.waitFor(() => env.telegram.messagesIn("653")[0] === answer, 120_000, "the streamed reply");
+      expect(finalText(streamedFinal)).toBe(env.telegram.messagesIn("653")[0]);
+      const deltas = client.frames.filter((f) => f.event === "chat" && f.payload?.runId === streamed.body.runId && f.payload?.state === "delta");
+      expect(deltas.length).toBeGreaterThanOrEqual(1);
+      expect(answer.startsWith(String(deltas.at(-1)!.payload.message.content[0].text))).toBe(true);
+    } finally {
+      await client.close();
+    }
   });
 });
 

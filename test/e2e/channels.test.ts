@@ -1,6 +1,6 @@
 import { ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { verifyStandardWebhook } from "../../shared/channels/signatures";
+import { slackSignature, verifyStandardWebhook } from "../../shared/channels/signatures";
 import { chat } from "../support/fake-openai-server";
 import {
   BOT_USER_ID,
@@ -8,6 +8,7 @@ import {
   postHook,
   postSlack,
   postTelegram,
+  SLACK_SIGNING_SECRET,
   startChannelStack,
   stopChannelStack,
   telegramUpdate,
@@ -150,6 +151,25 @@ describe("Slack", () => {
     const posts = env.slack.method("chat.postMessage");
     expect(posts).toHaveLength(1);
     expect(posts[0].body).toMatchObject({ channel: "C1", thread_ts: "1700000000.000100", text: "Thread answer." });
+  });
+
+  it("verifies the raw bytes of a body that is not valid UTF-8 (API Gateway passes it base64-encoded)", async () => {
+    env.oai.enqueue(chat.text("Bytes answered."));
+    const envelope = JSON.stringify({ type: "event_callback", event_id: "EvBytes", event: { type: "message", user: "UBYTES", text: "hi XX", channel: "D9", channel_type: "im", ts: "1700000900.000100" } });
+    // Two bytes of the text replaced by 0xFF 0xFE: not UTF-8, so the front door base64-encodes the body.
+    const raw = Buffer.from(envelope, "utf8");
+    const marker = raw.indexOf("XX");
+    const body = Buffer.concat([raw.subarray(0, marker), Buffer.from([0xff, 0xfe]), raw.subarray(marker + 2)]);
+    const timestamp = String(Math.floor(Date.now() / 1000));
+    const response = await fetch(`${env.stack.restUrl}/v1/channels/slack/main`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-slack-request-timestamp": timestamp, "x-slack-signature": slackSignature(SLACK_SIGNING_SECRET, timestamp, body) },
+      body,
+    });
+    expect(response.status).toBe(200);
+    const accepted = (await response.json()) as any;
+    expect((await runOf(accepted.runId)).status).toBe("ok");
+    await env.slack.waitFor(() => [...env.slack.messages.values()].some((m) => m.channel === "D9" && m.text === "Bytes answered."), 60_000, "the reply");
   });
 
   it("refuses a bad signature and a stale timestamp (401)", async () => {

@@ -25,6 +25,7 @@ export interface ScriptedAnswer {
 export class RecordingServer {
   readonly calls: RecordedCall[] = [];
   private readonly scripted: ScriptedAnswer[] = [];
+  private readonly rules: { matches: (call: RecordedCall) => boolean; answers: ScriptedAnswer[] }[] = [];
   private waiters: (() => void)[] = [];
   private server?: Server;
   origin = "";
@@ -41,6 +42,11 @@ export class RecordingServer {
   /** The next calls get these answers, in order, before the handler answers again. */
   script(...answers: ScriptedAnswer[]): void {
     this.scripted.push(...answers);
+  }
+
+  /** The next calls that match get these answers, in order (other calls are answered as usual). */
+  scriptWhen(matches: (call: RecordedCall) => boolean, ...answers: ScriptedAnswer[]): void {
+    this.rules.push({ matches, answers });
   }
 
   callsTo(pathSuffix: string): RecordedCall[] {
@@ -77,7 +83,8 @@ export class RecordingServer {
     }
     const call: RecordedCall = { method: req.method ?? "", path: req.url ?? "", headers: req.headers, rawBody, body, at: Date.now() };
     this.calls.push(call);
-    const answer = this.scripted.shift() ?? this.answer(call);
+    const rule = this.rules.find((candidate) => candidate.answers.length > 0 && candidate.matches(call));
+    const answer = rule?.answers.shift() ?? this.scripted.shift() ?? this.answer(call);
     res.writeHead(answer.status, { "content-type": "application/json", ...answer.headers });
     res.end(JSON.stringify(answer.body));
     const waiters = this.waiters;
