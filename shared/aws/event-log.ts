@@ -214,6 +214,16 @@ export function runRecordExpiry(endedAtMs: number, retentionDays: number): numbe
   return epochSeconds(endedAtMs) + retentionDays * 86_400;
 }
 
+/** How many items the run's log holds (each was one write): the bench's event-log write count. */
+export async function eventLogItemCount(db: Db, runId: string): Promise<number> {
+  const items = await queryItems(db, {
+    KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+    ExpressionAttributeValues: { ":pk": keys.run(runId).pk, ":prefix": prefixes.runEvent },
+    ProjectionExpression: "sk",
+  });
+  return items.length;
+}
+
 /** The run's newest `limit` events, newest first (without the cumulative text rebuilt). */
 export async function lastEvents(db: Db, runId: string, limit = 1): Promise<RunEvent[]> {
   // Each item holds at least one event, so `limit` items hold enough.

@@ -31,10 +31,13 @@ describe("one surface per connection", () => {
       { auth: { token: stack.authToken }, caps: [CAP_SURFACE_AGENT] },
       { auth: { token: stack.authToken }, caps: ["agent-kind", "plugin-approvals", "task-suggestions", "tool-events"], client: { id: "openclaw-tui", mode: "ui" } },
     ];
-    const clients = await Promise.all(connects.map(() => TestWsClient.open(stack.webSocketUrl)));
+    // Each socket sends its connect right after opening: a loaded machine must not push one past the 10 s auth deadline.
+    const clients: TestWsClient[] = [];
     try {
-      for (const [i, client] of clients.entries()) {
-        expect((await client.request("connect", connects[i])).ok).toBe(true);
+      for (const params of connects) {
+        const client = await TestWsClient.open(stack.webSocketUrl);
+        clients.push(client);
+        expect((await client.request("connect", params)).ok).toBe(true);
         await client.request("sessions.subscribe", { sessionKey: "surface-1" });
       }
       const ack = await clients[0]!.request("agent", { sessionKey: "surface-1", message: "hello" });
@@ -62,6 +65,9 @@ describe("one surface per connection", () => {
       expect(replayed[0]).toEqual(both!.map((f) => f.event));
       expect(replayed[1]).toEqual(agent!.map((f) => f.event));
       expect(replayed[2]).toEqual(ui!.map((f) => f.event));
+    } catch (error) {
+      console.log("[surface] closes", clients.map((c) => c.closeCode), clients.map((c) => c.frames.slice(-3)));
+      throw error;
     } finally {
       await Promise.all(clients.map((c) => c.close()));
     }
