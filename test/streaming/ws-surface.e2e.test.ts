@@ -65,9 +65,6 @@ describe("one surface per connection", () => {
       expect(replayed[0]).toEqual(both!.map((f) => f.event));
       expect(replayed[1]).toEqual(agent!.map((f) => f.event));
       expect(replayed[2]).toEqual(ui!.map((f) => f.event));
-    } catch (error) {
-      console.log("[surface] closes", clients.map((c) => c.closeCode), clients.map((c) => c.frames.slice(-3)));
-      throw error;
     } finally {
       await Promise.all(clients.map((c) => c.close()));
     }
