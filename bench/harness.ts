@@ -9,6 +9,7 @@ import { AgentConfigSchema, type AgentConfig } from "../shared/config/config";
 import { TestWsClient, type Frame } from "../test/support/ws-client";
 import type { BenchModelServer } from "./model-server";
 import { messageFor, type Shape } from "./shapes";
+import { CAP_SURFACE_AGENT } from "../shared/protocol/surface";
 
 export const BENCH_MODEL = "openai/bench";
 /** How long a client waits for a run's end by default. */
@@ -30,7 +31,8 @@ export function startBenchStack(model: BenchModelServer, observe?: LocalStackObs
 export async function openClient(stack: LocalStack): Promise<TestWsClient> {
   const client = await TestWsClient.open(stack.webSocketUrl);
   // Patient: connection setup is outside every timed window, and a loaded machine answers it slowly.
-  const hello = await client.request("connect", { auth: { token: stack.authToken } }, 3 * RUN_TIMEOUT_MS);
+  // Declares the one view it reads (`agent` events), as our own clients do: one post per streamed update.
+  const hello = await client.request("connect", { auth: { token: stack.authToken }, caps: [CAP_SURFACE_AGENT] }, 3 * RUN_TIMEOUT_MS);
   if (!hello.ok) throw new Error(`bench: connect refused: ${JSON.stringify(hello.error)}`);
   return client;
 }

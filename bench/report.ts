@@ -270,9 +270,9 @@ function streamingSection(cases: StreamResult[]): string {
   return [
     "## 5. Streaming cost",
     "",
-    `One subscribed WebSocket client, one run streaming N tokens (one model delta per word) at a fixed pace. Posts = every \`PostToConnection\` the run caused (metered): its agent events, the chat events sent alongside them, and the answers to the \`agent\` request. Events = what the run's event log holds; DynamoDB writes = every write request of the run (run record, transcript, lane, event log), metered. The attempt sink coalesces deltas (${DELTA_FLUSH_MS} ms or ${DELTA_FLUSH_CHARS} chars, \`shared/events/attempt-sink.ts\`), so the cost per token falls as the model gets faster. WRU counts every write of the run.`,
+    `One subscribed WebSocket client, one run streaming N tokens (one model delta per word) at a fixed pace. Posts = every \`PostToConnection\` the run caused (metered): its agent events (the client declares \`surface-agent\`, so no chat frame rides along: docs/protocol.md, \"Event surfaces\") and the answers to the \`agent\` request. Events = what the run's event log holds; event-log writes = its items (text events are logged a batch per item, at most every 500 ms: docs/protocol.md, \"Event log\"); DynamoDB writes = every write request of the run (run record, transcript, lane, event log), metered. The attempt sink coalesces deltas (${DELTA_FLUSH_MS} ms or ${DELTA_FLUSH_CHARS} chars, \`shared/events/attempt-sink.ts\`), so the cost per token falls as the model gets faster. WRU counts every write of the run.`,
     "",
-    table(["tokens", "pace", "events", "assistant events", "frames the client got", "posts / 1000 tokens", "mean bytes / post", "events / 1000 tokens", "DynamoDB write requests (run)", "WRU / 1000 tokens", "WebSocket + WRU $ / 1000 tokens", "same, per 1000 runs of 1000 tokens"], rows),
+    table(["tokens", "pace", "events", "assistant events", "frames the client got", "posts / 1000 tokens", "mean bytes / post", "event-log writes / 1000 tokens", "DynamoDB write requests (run)", "WRU / 1000 tokens", "WebSocket + WRU $ / 1000 tokens", "same, per 1000 runs of 1000 tokens"], rows),
     "",
     textNote(cases),
     "",

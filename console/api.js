@@ -54,7 +54,8 @@ export class GatewaySocket {
         if (frame.type === "event" && frame.event === "connect.challenge" && !connected) {
           connected = true;
           const client = { id: "agent-runner-console", version: "1", platform: "web", mode: "ui" };
-          this.request("connect", { minProtocol: 3, maxProtocol: 3, client, role: "operator", scopes: ["operator.read", "operator.write", "operator.approvals"], auth: { token: this.key } })
+          // `surface-agent`: the console renders `agent` events; its "ui" mode alone would get the chat view.
+          this.request("connect", { minProtocol: 3, maxProtocol: 3, client, caps: ["surface-agent"], role: "operator", scopes: ["operator.read", "operator.write", "operator.approvals"], auth: { token: this.key } })
             .then(resolve, reject);
           return;
         }

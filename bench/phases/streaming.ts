@@ -2,11 +2,11 @@
  * Figure 5: what streaming costs. One subscribed client, one run that
  * streams N tokens (one model delta per word) at a given pace; counted:
  * WebSocket posts (every PostToConnection, metered) and event-log writes (the
- * run's events in DynamoDB), per 1000 tokens. Deltas are coalesced by the
+ * items of the run's log in DynamoDB: text is logged in batches), per 1000 tokens. Deltas are coalesced by the
  * attempt sink (DELTA_FLUSH_MS / DELTA_FLUSH_CHARS), so the pace matters as much as the count.
  */
 import type { LocalStack } from "../../infra/local/stack";
-import { readEvents } from "../../shared/aws/event-log";
+import { eventLogItemCount, readEvents } from "../../shared/aws/event-log";
 import { sumOf } from "../../shared/aws/metering";
 import { driveRun, openClient } from "../harness";
 import { PRICES } from "../prices";
@@ -58,8 +58,9 @@ export async function measureStreaming(stack: LocalStack, model: BenchModelServe
       await stack.idle();
       const window = recorder.since(mark);
       const events = await readEvents(stack.deps.db, run.runId);
-      // Every event is one conditional put into the event log. Posts are every frame the run
-      // caused on the wire: agent events, chat events for channel-style clients, the `agent` answers.
+      // Every log item is one conditional put (a batch of text events, or one other event). Posts are
+      // every frame the run caused on the wire: agent events (the client declares `surface-agent`), the `agent` answers.
+      const logItems = await eventLogItemCount(stack.deps.db, run.runId);
       const posts = window.sdk["apigw-management:PostToConnection"]?.calls ?? 0;
       const frames = framesOf(client.frames.slice(seenFrames), run.runId);
       const writeUnits = sumOf(window.sdk, "dynamodb", "writeUnits");
@@ -75,11 +76,11 @@ export async function measureStreaming(stack: LocalStack, model: BenchModelServe
         posts,
         meanPostBytes: posts ? Math.round((window.sdk["apigw-management:PostToConnection"]?.bytes ?? 0) / posts) : 0,
         frames,
-        eventLogWrites: events.length,
+        eventLogWrites: logItems,
         dynamoWriteRequests: writeRequests(window.sdk),
         framesCarryText: carriesText(client.frames.slice(seenFrames), run.runId),
         writeUnits,
-        per1000Tokens: { posts: posts * scale, eventLogWrites: events.length * scale, writeUnits: writeUnits * scale, dollars: dollars * scale },
+        per1000Tokens: { posts: posts * scale, eventLogWrites: logItems * scale, writeUnits: writeUnits * scale, dollars: dollars * scale },
       });
     } finally {
       await client.close();

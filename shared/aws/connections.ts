@@ -4,6 +4,7 @@ import { epochSeconds, keys, prefixes } from "./keys";
 import { isExpired, type Db } from "./dynamo";
 import { queryItems } from "./query-pages";
 import { SCOPES, type Caller } from "../core/access";
+import { EVENT_SURFACES, type EventSurface } from "../protocol/surface";
 
 /** Who the connection acts as: from the $connect authorizer, or from the key of an in-band `connect`. */
 export const CallerSchema = z.object({
@@ -30,6 +31,8 @@ export const ConnectionRecordSchema = z.object({
   caps: z.array(z.string()).optional(),
   scopes: z.array(z.string()).optional(),
   clientId: z.string().optional(),
+  /** From `connect` (caps, client mode): which view of streamed text it gets (absent: both). */
+  surface: z.enum(EVENT_SURFACES).optional(),
   caller: CallerSchema.optional(),
   /** In-band `connect` attempts refused so far (the 5th closes the socket). */
   failedConnects: z.number().optional(),
@@ -67,6 +70,7 @@ export interface ConnectGrant {
   scopes: string[];
   clientId?: string;
   caller?: Caller;
+  surface?: EventSurface;
 }
 
 export async function markAuthenticated(db: Db, connectionId: string, grant: ConnectGrant = { caps: [], scopes: [] }): Promise<void> {
@@ -74,10 +78,10 @@ export async function markAuthenticated(db: Db, connectionId: string, grant: Con
     new UpdateCommand({
       TableName: db.table,
       Key: keys.connection(connectionId),
-      UpdateExpression: `SET authenticated = :yes, caps = :caps, scopes = :scopes${grant.clientId ? ", clientId = :client" : ""}${grant.caller ? ", #caller = :caller" : ""}`,
+      UpdateExpression: `SET authenticated = :yes, caps = :caps, scopes = :scopes, surface = :surface${grant.clientId ? ", clientId = :client" : ""}${grant.caller ? ", #caller = :caller" : ""}`,
       ConditionExpression: "attribute_exists(pk)",
       ...(grant.caller ? { ExpressionAttributeNames: { "#caller": "caller" } } : {}),
-      ExpressionAttributeValues: { ":yes": true, ":caps": grant.caps, ":scopes": grant.scopes, ...(grant.clientId ? { ":client": grant.clientId } : {}), ...(grant.caller ? { ":caller": grant.caller } : {}) },
+      ExpressionAttributeValues: { ":yes": true, ":caps": grant.caps, ":scopes": grant.scopes, ":surface": grant.surface ?? "both", ...(grant.clientId ? { ":client": grant.clientId } : {}), ...(grant.caller ? { ":caller": grant.caller } : {}) },
     }),
   );
 }
@@ -108,7 +112,7 @@ export async function countFailedConnect(db: Db, connectionId: string): Promise<
  * fan-out, so any event fanned out after the acknowledgement reaches the new
  * subscriber (docs/protocol.md, "Resuming a stream").
  */
-export async function subscribe(db: Db, connectionId: string, sessionKey: string, opts: { runId?: string } = {}): Promise<number> {
+export async function subscribe(db: Db, connectionId: string, sessionKey: string, opts: { runId?: string; surface?: EventSurface } = {}): Promise<number> {
   const now = db.now();
   await db.doc.send(
     new PutCommand({
@@ -119,6 +123,8 @@ export async function subscribe(db: Db, connectionId: string, sessionKey: string
         connectionId,
         sessionKey,
         ...(opts.runId ? { runId: opts.runId } : {}),
+        // The connection's surface travels with the subscription: the emitter reads no connection record.
+        ...(opts.surface && opts.surface !== "both" ? { surface: opts.surface } : {}),
         subscribedAt: now,
         expiresAt: epochSeconds(now) + CONNECTION_TTL_SECONDS,
       },
@@ -165,6 +171,16 @@ export async function subscriptionRevision(db: Db, sessionKey: string): Promise<
 
 /** Connections subscribed to the session (those narrowed to another run left out when `runId` is given). */
 export async function subscribers(db: Db, sessionKey: string, runId?: string): Promise<string[]> {
+  return (await subscriberTargets(db, sessionKey, runId)).map((target) => target.connectionId);
+}
+
+export interface SubscriberTarget {
+  connectionId: string;
+  surface: EventSurface;
+}
+
+/** `subscribers` with each connection's surface (what the emitter fans out to). */
+export async function subscriberTargets(db: Db, sessionKey: string, runId?: string): Promise<SubscriberTarget[]> {
   const items = await queryItems(db, {
     KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
     ExpressionAttributeValues: { ":pk": keys.subscription(sessionKey, "").pk, ":prefix": prefixes.subscription },
@@ -174,7 +190,11 @@ export async function subscribers(db: Db, sessionKey: string, runId?: string): P
   return items
     .filter((item) => !isExpired(item as { expiresAt?: number }, db.now()))
     .filter((item) => runId === undefined || item.runId === undefined || item.runId === runId)
-    .map((item) => item.connectionId as string);
+    .map((item) => ({ connectionId: item.connectionId as string, surface: surfaceOf(item.surface) }));
+}
+
+function surfaceOf(value: unknown): EventSurface {
+  return (EVENT_SURFACES as readonly unknown[]).includes(value) ? (value as EventSurface) : "both";
 }
 
 /** Removes the connection and all its subscriptions ($disconnect, or GoneException on send). */

@@ -1,4 +1,4 @@
-import { PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import * as z from "zod";
 import { epochSeconds, keys, pad, prefixes } from "./keys";
 import { conditionally, isExpired, type Db } from "./dynamo";
@@ -21,10 +21,47 @@ export const RunEventSchema = z.object({
 });
 export type RunEvent = z.infer<typeof RunEventSchema>;
 
-/** Highest sequence number written for the run (0 when none). One page is the whole answer: `Limit: 1`, no filter. */
+/**
+ * Schema version 2: one item holds a batch of consecutive events (the
+ * emitter's write, docs/protocol.md "Event log"), keyed by its first seq.
+ * `seq` is its last one (named as v1's, so the newest-item reads serve both);
+ * `reservedThrough` is the highest seq its writer may post before its next
+ * write (a retry starts after it). Readers flatten it into v1-shaped events;
+ * v1 items (one event each) are read as before.
+ */
+const StoredEventSchema = z.object({ seq: z.number().int().min(1), stream: z.enum(EVENT_STREAMS), ts: z.number(), data: z.record(z.string(), z.unknown()) });
+export const RunEventBatchSchema = z.object({
+  v: z.literal(2),
+  runId: z.string(),
+  sessionKey: z.string(),
+  from: z.number().int().min(1),
+  seq: z.number().int().min(1),
+  reservedThrough: z.number().int().min(1),
+  ts: z.number(),
+  events: z.array(StoredEventSchema).min(1),
+  expiresAt: z.number().optional(),
+});
+
+/** The most events one batch item holds: readers look this far back for an item that straddles their cursor. */
+export const MAX_BATCH_EVENTS = 16;
+
+/** Highest sequence number logged for the run (0 when none): where a reader resumes from. */
 export async function lastEventSeq(db: Db, runId: string): Promise<number> {
-  const [newest] = await newestEventItems(db, runId, 1, ["seq"]);
-  return (newest?.seq as number | undefined) ?? 0;
+  return (await eventLogHead(db, runId)).logged;
+}
+
+export interface EventLogHead {
+  /** Highest seq in the log. */
+  logged: number;
+  /** Highest seq its last writer could have posted (>= logged): the next writer starts after it. */
+  reservedThrough: number;
+}
+
+/** The newest item's seqs. One page is the whole answer: `Limit: 1`, no filter. */
+export async function eventLogHead(db: Db, runId: string): Promise<EventLogHead> {
+  const [newest] = await newestEventItems(db, runId, 1, ["seq", "reservedThrough"]);
+  const logged = (newest?.seq as number | undefined) ?? 0;
+  return { logged, reservedThrough: Math.max(logged, (newest?.reservedThrough as number | undefined) ?? 0) };
 }
 
 /**
@@ -61,6 +98,58 @@ export async function appendEvent(db: Db, event: RunEvent): Promise<boolean> {
   );
 }
 
+export interface EventBatch {
+  /** Consecutive events of one run, at most MAX_BATCH_EVENTS. */
+  events: RunEvent[];
+  reservedThrough: number;
+}
+
+/** Writes the events as one v2 item at the first one's seq; false if that seq is taken (another writer raced). */
+export async function appendEventBatch(db: Db, { events, reservedThrough }: EventBatch): Promise<boolean> {
+  const first = events[0]!;
+  const last = events[events.length - 1]!;
+  if (events.length > MAX_BATCH_EVENTS || events.some((e, i) => e.seq !== first.seq + i)) throw new Error("an event batch holds at most 16 consecutive events");
+  const item = {
+    ...keys.runEvent(first.runId, first.seq),
+    v: 2,
+    runId: first.runId,
+    sessionKey: first.sessionKey,
+    from: first.seq,
+    seq: last.seq,
+    reservedThrough: Math.max(reservedThrough, last.seq),
+    ts: last.ts,
+    events: events.map(({ seq, stream, ts, data }) => ({ seq, stream, ts, data: compactEventData(data) })),
+    ...(last.expiresAt !== undefined ? { expiresAt: last.expiresAt } : {}),
+  };
+  return conditionally(() =>
+    db.doc.send(new PutCommand({ TableName: db.table, Item: item, ConditionExpression: "attribute_not_exists(pk)" })),
+  );
+}
+
+/** A writer that closes cleanly gives back the seqs it reserved past its last item (so the next writer needs no filler). */
+export async function releaseReservation(db: Db, runId: string, from: number, reserved: number): Promise<boolean> {
+  return conditionally(() =>
+    db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: keys.runEvent(runId, from),
+        UpdateExpression: "SET reservedThrough = seq",
+        ConditionExpression: "reservedThrough = :reserved",
+        ExpressionAttributeValues: { ":reserved": reserved },
+      }),
+    ),
+  );
+}
+
+/** The events an item holds: itself (v1) or its batch flattened (v2), in seq order. */
+export function eventsOfItem(item: Record<string, unknown>): RunEvent[] {
+  const { pk: _pk, sk: _sk, ...rest } = item;
+  if (rest.v !== 2) return [RunEventSchema.parse(rest)];
+  const batch = RunEventBatchSchema.parse(rest);
+  const expiry = batch.expiresAt !== undefined ? { expiresAt: batch.expiresAt } : {};
+  return batch.events.map((event) => ({ v: 1 as const, runId: batch.runId, sessionKey: batch.sessionKey, ...event, ...expiry }));
+}
+
 /** Events with seq > afterSeq, in order (replay after a reconnect), with their cumulative text rebuilt. */
 export async function readEvents(db: Db, runId: string, afterSeq = 0, limit = 1000): Promise<RunEvent[]> {
   const page = await queryEvents(db, runId, afterSeq, limit);
@@ -83,22 +172,26 @@ async function queryAllEvents(db: Db, runId: string, afterSeq: number, untilSeq:
 }
 
 async function queryEvents(db: Db, runId: string, afterSeq: number, limit: number, untilSeq = MAX_SEQ): Promise<RunEvent[]> {
+  // A batch item is keyed by its first seq: one that straddles `afterSeq` starts up to MAX_BATCH_EVENTS - 1 before it.
+  const fromKey = Math.max(1, afterSeq + 2 - MAX_BATCH_EVENTS);
   const items = await queryItems(
     db,
     {
       KeyConditionExpression: "pk = :pk AND sk BETWEEN :from AND :to",
       ExpressionAttributeValues: {
         ":pk": keys.run(runId).pk,
-        ":from": `${prefixes.runEvent}${pad(afterSeq + 1)}`,
+        ":from": `${prefixes.runEvent}${pad(fromKey)}`,
         ":to": `${prefixes.runEvent}${pad(untilSeq)}`,
       },
       ConsistentRead: true,
     },
-    limit,
+    limit + (afterSeq + 1 - fromKey),
   );
   return items
     .filter((item) => !isExpired(item as { expiresAt?: number }, db.now()))
-    .map(({ pk: _pk, sk: _sk, ...rest }) => RunEventSchema.parse(rest));
+    .flatMap(eventsOfItem)
+    .filter((event) => event.seq > afterSeq && event.seq <= untilSeq)
+    .slice(0, limit);
 }
 
 const MAX_SEQ = 999_999_999_999;
@@ -121,7 +214,18 @@ export function runRecordExpiry(endedAtMs: number, retentionDays: number): numbe
   return epochSeconds(endedAtMs) + retentionDays * 86_400;
 }
 
+/** How many items the run's log holds (each was one write): the bench's event-log write count. */
+export async function eventLogItemCount(db: Db, runId: string): Promise<number> {
+  const items = await queryItems(db, {
+    KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+    ExpressionAttributeValues: { ":pk": keys.run(runId).pk, ":prefix": prefixes.runEvent },
+    ProjectionExpression: "sk",
+  });
+  return items.length;
+}
+
 /** The run's newest `limit` events, newest first (without the cumulative text rebuilt). */
 export async function lastEvents(db: Db, runId: string, limit = 1): Promise<RunEvent[]> {
-  return (await newestEventItems(db, runId, limit)).map(({ pk: _pk, sk: _sk, ...rest }) => RunEventSchema.parse(rest));
+  // Each item holds at least one event, so `limit` items hold enough.
+  return (await newestEventItems(db, runId, limit)).flatMap((item) => eventsOfItem(item).reverse()).slice(0, limit);
 }

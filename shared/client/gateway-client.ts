@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import WebSocket from "ws";
 import { ChunkAssembler } from "../protocol/chunks";
 import { CAP_FRAME_CHUNKS } from "../protocol/limits";
+import { CAP_SURFACE_AGENT } from "../protocol/surface";
 import { GatewayRequestError } from "./errors";
 
 export { GatewayRequestError } from "./errors";
@@ -70,7 +71,8 @@ export class GatewayClient {
       socket.once("error", (error) => (clearTimeout(timer), reject(error)));
     });
     socket.on("error", () => undefined);
-    const caps = options.caps ?? [CAP_FRAME_CHUNKS];
+    // This client reads `agent` events only: one frame per streamed update instead of two.
+    const caps = options.caps ?? [CAP_FRAME_CHUNKS, CAP_SURFACE_AGENT];
     const hello = await client.request("connect", { minProtocol: 1, maxProtocol: 1, client: { id: "agent-runner-cli", mode: "cli" }, caps, auth: { token: options.token } });
     if (!hello.ok) {
       socket.close();

@@ -1,9 +1,10 @@
-import { appendEvent, eventExpiry, lastEventSeq, type EventStream, type RunEvent } from "../aws/event-log";
-import { removeConnection, subscribers, subscriptionRevision } from "../aws/connections";
+import { appendEventBatch, eventExpiry, eventLogHead, MAX_BATCH_EVENTS, releaseReservation, type EventStream, type RunEvent } from "../aws/event-log";
+import { removeConnection, subscriberTargets, subscriptionRevision, type SubscriberTarget } from "../aws/connections";
 import type { Db } from "../aws/dynamo";
 import type { FramePusher } from "../aws/push";
 import { deliverFrame } from "./delivery";
 import { framesForEvent } from "./frames";
+import { EventBatcher, isBatchable, lostEventData } from "./event-batch";
 
 export interface EmitterDeps {
   db: Db;
@@ -15,10 +16,23 @@ export interface EmitterDeps {
 export { agentEventFrame } from "./frames";
 
 /**
- * Emits a run's events: each gets the next per-run sequence number, is written
- * to the event log first (so a reconnecting client can replay it) and then
- * fanned out to the session's subscribed connections. Emission is queued so the
- * caller never waits on the network per token; `flush()` waits for all of it.
+ * Emits a run's events: each gets the next per-run sequence number and is
+ * fanned out to the session's subscribed connections. Emission is queued so
+ * the caller never waits on the network per token; `flush()` waits for all of
+ * it and leaves every emitted event in the log.
+ *
+ * The log is written in batches (docs/protocol.md, "Event log"): streamed
+ * text (assistant, thinking, tool updates) goes out at once and is logged a
+ * few events per item (EventBatcher: at most every 500 ms, ~1 KB, 16
+ * events); every other event is logged, with whatever text is pending,
+ * before it is sent. Text is only sent unlogged within a reservation the log
+ * already holds (`reservedThrough`), so a retry after a crash starts after
+ * every seq that could have been sent and first logs the unlogged ones as
+ * retractions (no seq is used twice, none is missing). A connection that
+ * subscribes while text is unlogged gets that text re-sent before the next
+ * event, or after the write that logs it, so a replay plus the live stream
+ * still miss nothing.
+ *
  * Only one task of a run emits at a time (the state machine is sequential),
  * and the conditional put makes a racing writer detectable instead of silent.
  */
@@ -26,17 +40,32 @@ export class RunEventEmitter {
   private chain: Promise<void> = Promise.resolve();
   private failure: unknown;
   /** The subscriber list with the session's subscription revision it was read at. */
-  private cachedSubscribers: { rev: number; ids: string[] } | undefined;
+  private cachedSubscribers: { rev: number; targets: SubscriberTarget[] } | undefined;
+  /** Connections already sent this emitter's events (a newly listed one gets the unconfirmed backlog). */
+  private readonly known = new Set<string>();
+  /** Sent while unlogged, and not yet followed by a revision check after the write that logged them. */
+  private unconfirmed: RunEvent[] = [];
+  private readonly batch = new EventBatcher(() => this.enqueue(() => this.persistPending(true)));
+  /** Seqs the log reserves for this emitter, and the key of the last item it wrote (to give them back). */
+  private reserved: number;
+  private lastItemFrom: number | undefined;
 
   private constructor(
     private readonly deps: EmitterDeps,
     readonly runId: string,
     readonly sessionKey: string,
     private seq: number,
-  ) {}
+    private logged: number,
+  ) {
+    this.reserved = logged;
+  }
 
   static async open(deps: EmitterDeps, runId: string, sessionKey: string): Promise<RunEventEmitter> {
-    return new RunEventEmitter(deps, runId, sessionKey, await lastEventSeq(deps.db, runId));
+    const head = await eventLogHead(deps.db, runId);
+    const emitter = new RunEventEmitter(deps, runId, sessionKey, head.logged, head.logged);
+    // The last writer stopped with seqs reserved and unlogged (it may have sent them): log them first.
+    if (head.reservedThrough > head.logged) emitter.enqueue(() => emitter.fillLostSeqs(head.reservedThrough));
+    return emitter;
   }
 
   get lastSeq(): number {
@@ -44,12 +73,12 @@ export class RunEventEmitter {
   }
 
   emit(stream: EventStream, data: Record<string, unknown>): void {
-    this.chain = this.chain.then(() => this.write(stream, data)).catch((error: unknown) => {
-      this.failure ??= error;
-    });
+    this.enqueue(() => this.write(stream, data));
   }
 
   async flush(): Promise<void> {
+    this.batch.cancel();
+    this.enqueue(() => this.close());
     await this.chain;
     if (this.failure) {
       const failure = this.failure;
@@ -58,38 +87,128 @@ export class RunEventEmitter {
     }
   }
 
-  private async write(stream: EventStream, data: Record<string, unknown>): Promise<void> {
+  private enqueue(step: () => Promise<void>): void {
+    this.chain = this.chain.then(step).catch((error: unknown) => {
+      this.failure ??= error;
+    });
+  }
+
+  private next(stream: EventStream, data: Record<string, unknown>): RunEvent {
     const ts = this.deps.db.now();
-    let event: RunEvent;
-    for (;;) {
-      event = { v: 1, runId: this.runId, sessionKey: this.sessionKey, seq: this.seq + 1, stream, ts, data, expiresAt: eventExpiry(ts, this.deps.retentionDays) };
-      if (await appendEvent(this.deps.db, event)) break;
-      // Someone else wrote this number (a zombie task): continue after theirs, never overwrite.
-      this.seq = await lastEventSeq(this.deps.db, this.runId);
+    this.seq += 1;
+    return { v: 1, runId: this.runId, sessionKey: this.sessionKey, seq: this.seq, stream, ts, data, expiresAt: eventExpiry(ts, this.deps.retentionDays) };
+  }
+
+  private async write(stream: EventStream, data: Record<string, unknown>): Promise<void> {
+    // Hand the seq out only after the filler (queued before) has moved `seq` past the lost ones.
+    const event = this.next(stream, data);
+    if (isBatchable(stream, data) && event.seq <= this.reserved && this.batch.fits(event)) {
+      this.batch.add(event);
+      await this.fanOut(event);
+      this.unconfirmed.push(event);
+      if (this.batch.full()) await this.persistPending(true);
+      return;
     }
-    this.seq = event.seq;
-    await this.fanOut(event);
+    // Logged before it is sent, with the text still pending; text keeps a reservation to stream on.
+    const logged = await this.persist([...this.batch.take(), event], isBatchable(stream, data));
+    if (logged) await this.fanOut(logged);
+  }
+
+  /** The timer's or a full batch's write; then anyone who subscribed meanwhile gets what it logged. */
+  private async persistPending(keepReservation: boolean): Promise<void> {
+    const pending = this.batch.take();
+    if (pending.length === 0) return;
+    await this.persist(pending, keepReservation);
+    await this.confirmBacklog();
+  }
+
+  /**
+   * Writes `events` as one item (the last one reserves RESERVED_SEQS more
+   * when `keepReservation`). On a lost race (a zombie task and its retry
+   * writing at once) the text sent unlogged is dropped (the other writer's
+   * filler covers its seqs) and the durable event, if any, is renumbered after
+   * the other writer's: never overwritten. Answers the durable event as logged.
+   */
+  private async persist(events: RunEvent[], keepReservation: boolean): Promise<RunEvent | undefined> {
+    let batch = events;
+    for (;;) {
+      const last = batch[batch.length - 1]!;
+      const reservedThrough = keepReservation ? last.seq + RESERVED_SEQS : last.seq;
+      if (await appendEventBatch(this.deps.db, { events: batch, reservedThrough })) {
+        this.logged = last.seq;
+        this.reserved = reservedThrough;
+        this.lastItemFrom = batch[0]!.seq;
+        return last;
+      }
+      const head = await eventLogHead(this.deps.db, this.runId);
+      this.deps.log?.warn("event log raced by another writer", { runId: this.runId, from: batch[0]!.seq, head });
+      this.seq = this.logged = this.reserved = head.reservedThrough;
+      this.unconfirmed = [];
+      const durable = isBatchable(last.stream, last.data) ? undefined : last;
+      if (!durable) return undefined;
+      batch = [{ ...durable, seq: this.seq + 1 }];
+      this.seq += 1;
+    }
+  }
+
+  /** End of a task: everything pending logged, and the reservation given back (the next writer needs no filler). */
+  private async close(): Promise<void> {
+    const pending = this.batch.take();
+    if (pending.length > 0) {
+      await this.persist(pending, false);
+      await this.confirmBacklog();
+      return;
+    }
+    if (this.reserved > this.logged && this.lastItemFrom !== undefined) {
+      if (await releaseReservation(this.deps.db, this.runId, this.lastItemFrom, this.reserved)) this.reserved = this.logged;
+    }
+  }
+
+  /** Seqs a stopped writer reserved and did not log: logged now as retractions of whatever text it sent with them. */
+  private async fillLostSeqs(reservedThrough: number): Promise<void> {
+    while (this.seq < reservedThrough) {
+      const lost: RunEvent[] = [];
+      while (this.seq < reservedThrough && lost.length < MAX_BATCH_EVENTS) lost.push(this.next("assistant", lostEventData()));
+      if (!(await this.persist(lost, false))) return;
+      for (const event of lost) await this.fanOut(event);
+    }
   }
 
   private async fanOut(event: RunEvent): Promise<void> {
-    const frames = framesForEvent(event);
-    const ids = await this.subscriberIds();
-    await Promise.all(
-      ids.map(async (connectionId) => {
-        try {
-          for (const frame of frames) {
-            if ((await deliverFrame(this.deps.pusher, connectionId, frame)) !== "gone") continue;
-            // The client went away: drop it (and its subscriptions) and never fail the run.
-            this.cachedSubscribers = undefined;
-            await removeConnection(this.deps.db, connectionId);
-            return;
-          }
-        } catch (error) {
-          // A failed delivery never fails the run: the event is in the log for replay.
-          this.deps.log?.warn("event delivery failed", { connectionId, seq: event.seq, error: String(error) });
-        }
-      }),
-    );
+    const { targets, fresh } = await this.subscriberTargets();
+    const backlog = this.unconfirmed;
+    await Promise.all(targets.map((target) => this.deliverAll(target, fresh.has(target.connectionId) ? [...backlog, event] : [event])));
+    if (!this.batch.holds(event.seq)) this.unconfirmed = [];
+  }
+
+  /** After a write: a connection that subscribed since the backlog was sent gets it now (it may have read the log before the write). */
+  private async confirmBacklog(): Promise<void> {
+    const backlog = this.unconfirmed;
+    this.unconfirmed = [];
+    if (backlog.length === 0) return;
+    const { targets, fresh } = await this.subscriberTargets();
+    await Promise.all(targets.filter((t) => fresh.has(t.connectionId)).map((target) => this.deliverAll(target, backlog)));
+  }
+
+  private async deliverAll(target: SubscriberTarget, events: RunEvent[]): Promise<void> {
+    for (const event of events) if (!(await this.deliver(target, event))) return;
+  }
+
+  /** The event's frames for the target's surface, in order; false when the client is gone (dropped). A failed post never fails the run. */
+  private async deliver({ connectionId, surface }: SubscriberTarget, event: RunEvent): Promise<boolean> {
+    try {
+      for (const frame of framesForEvent(event, surface)) {
+        if ((await deliverFrame(this.deps.pusher, connectionId, frame)) !== "gone") continue;
+        // The client went away: drop it (and its subscriptions) and never fail the run.
+        this.cachedSubscribers = undefined;
+        await removeConnection(this.deps.db, connectionId);
+        return false;
+      }
+    } catch (error) {
+      // A failed delivery never fails the run: the event is (or will be) in the log for replay.
+      this.deps.log?.warn("event delivery failed", { connectionId, seq: event.seq, error: String(error) });
+    }
+    return true;
   }
 
   /**
@@ -98,13 +217,19 @@ export class RunEventEmitter {
    * before the list, so a subscription that lands in between bumps a revision
    * this emitter has not seen yet and the next fan-out reads the list again:
    * a subscriber never misses an event fanned out after its subscription was
-   * acknowledged.
+   * acknowledged. `fresh`: listed connections this emitter never sent to.
    */
-  private async subscriberIds(): Promise<string[]> {
+  private async subscriberTargets(): Promise<{ targets: SubscriberTarget[]; fresh: Set<string> }> {
     const rev = await subscriptionRevision(this.deps.db, this.sessionKey);
-    if (this.cachedSubscribers?.rev === rev) return this.cachedSubscribers.ids;
-    const ids = await subscribers(this.deps.db, this.sessionKey, this.runId);
-    this.cachedSubscribers = { rev, ids };
-    return ids;
+    if (this.cachedSubscribers?.rev !== rev) {
+      this.cachedSubscribers = { rev, targets: await subscriberTargets(this.deps.db, this.sessionKey, this.runId) };
+    }
+    const targets = this.cachedSubscribers.targets;
+    const fresh = new Set(targets.map((t) => t.connectionId).filter((id) => !this.known.has(id)));
+    for (const id of fresh) this.known.add(id);
+    return { targets, fresh };
   }
 }
+
+/** Seqs a text stream may send ahead of the log: at most one batch's worth, so one filler item covers them. */
+const RESERVED_SEQS = MAX_BATCH_EVENTS - 1;

@@ -1,21 +1,27 @@
 import type { RunEvent } from "../aws/event-log";
 import { DEFAULT_AGENT_ID } from "../protocol/limits";
 import { openClawApprovalFrame } from "../protocol/approval-frames";
+import type { EventSurface } from "../protocol/surface";
 
 /**
  * The frames a subscribed connection receives for one logged run event: the
  * `agent` event itself and, for the chat surface, a `chat` event derived from
  * it (assistant text -> `delta`, lifecycle end -> `final`, lifecycle error ->
- * `error`). Live fan-out and `events.replay` both use this, so a replayed
- * stream is frame-for-frame what a live subscriber saw.
+ * `error`), narrowed to the connection's surface (shared/protocol/surface.ts).
+ * Live fan-out and `events.replay` both use this, so a replayed stream is
+ * frame-for-frame what a live subscriber on the same surface saw.
  */
-export function framesForEvent(event: RunEvent): unknown[] {
+export function framesForEvent(event: RunEvent, surface: EventSurface = "both"): unknown[] {
   // Approvals also go out as OpenClaw's `plugin.approval.requested|resolved`, so its clients can answer them.
   const approval = event.stream === "approval" ? openClawApprovalFrame(event) : undefined;
   if (approval) return [agentEventFrame(event), approval];
-  const chat = chatPayloadFor(event);
   const agent = agentEventFrame(event);
-  return chat ? [agent, { type: "event", event: "chat", payload: chat, seq: event.seq }] : [agent];
+  const chat = surface === "agent" ? undefined : chatPayloadFor(event);
+  if (!chat) return [agent];
+  const chatFrame = { type: "event", event: "chat", payload: chat, seq: event.seq };
+  // The chat view of assistant text replaces its agent view; lifecycle keeps both (UIs read its `agent` phases).
+  if (surface === "chat" && event.stream === "assistant") return [chatFrame];
+  return [agent, chatFrame];
 }
 
 /** `{type:"event", event:"agent", payload:{runId, sessionKey, agentId, seq, stream, ts, data}, seq}`. */

@@ -1,5 +1,6 @@
 import { CAP_FRAME_CHUNKS, MAX_FRAME_BYTES, MAX_MESSAGE_BYTES, TICK_INTERVAL_MS } from "./limits";
 import { PROTOCOL_VERSION, SERVER_NAME, SERVER_VERSION } from "./frames";
+import { CAP_SURFACE_AGENT, CAP_SURFACE_CHAT } from "./surface";
 
 /** Every event name this server sends. */
 export const SERVER_EVENTS = ["connect.challenge", "agent", "chat", "chunk"] as const;
@@ -29,7 +30,7 @@ export function helloPayload(input: HelloInput) {
     type: "hello-ok",
     protocol: PROTOCOL_VERSION,
     server: { name: SERVER_NAME, version: SERVER_VERSION, connId: input.connectionId, connectionId: input.connectionId },
-    features: { methods: [...input.methods], events: [...SERVER_EVENTS], capabilities: [CAP_FRAME_CHUNKS] },
+    features: { methods: [...input.methods], events: [...SERVER_EVENTS], capabilities: [CAP_FRAME_CHUNKS, CAP_SURFACE_AGENT, CAP_SURFACE_CHAT] },
     auth: { method: "token", role: input.role, scopes: input.scopes },
     policy: {
       maxPayload: MAX_MESSAGE_BYTES,

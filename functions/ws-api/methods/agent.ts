@@ -30,7 +30,7 @@ export const agentMethod: Method = async (deps, { connectionId, requestId, conne
   // The read is handed to the intake, which needs the session too (one GetItem for both).
   const session = caller ? { record: await ownedSessionOrNone(deps.db, caller, request.sessionKey) } : undefined;
   // Subscribe first, so not even `lifecycle start` can slip past this client.
-  await subscribe(deps.db, connectionId, request.sessionKey);
+  await subscribe(deps.db, connectionId, request.sessionKey, { surface: connection?.surface });
   const frameChunks = connection?.caps?.includes(CAP_FRAME_CHUNKS) ?? false;
   const accepted = await acceptRun(deps, request, "ws", { requester: { connectionId, requestId, frameChunks }, caller, session }).catch(async (error: unknown) => {
     // Refused (another tenant took the key meanwhile, a model outside the key's list): keep no subscription.

@@ -62,7 +62,7 @@ export const ChatSendParamsSchema = z
  * connection is subscribed before the run is accepted. No final `res`
  * follows (unlike `agent`).
  */
-export const chatSendMethod: Method = async (deps, { connectionId, params, caller }) => {
+export const chatSendMethod: Method = async (deps, { connectionId, connection, params, caller }) => {
   const parsed = validate(ChatSendParamsSchema, params);
   const sessionKey = chatSessionKey(parsed.sessionKey, parsed.agentId);
   const request = toAgentRequest({
@@ -74,7 +74,7 @@ export const chatSendMethod: Method = async (deps, { connectionId, params, calle
     ...(parsed.queueMode ? { queue: { mode: parsed.queueMode } } : {}),
   });
   if (caller) await ownedSessionOrNone(deps.db, caller, sessionKey);
-  await subscribe(deps.db, connectionId, sessionKey);
+  await subscribe(deps.db, connectionId, sessionKey, { surface: connection?.surface });
   const accepted = await acceptRun(deps, request, "ws", { caller }).catch(async (error: unknown) => {
     if (error instanceof ApiError && (error.code === "NOT_FOUND" || error.code === "FORBIDDEN")) await unsubscribe(deps.db, connectionId, sessionKey);
     throw error;

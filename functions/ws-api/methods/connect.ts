@@ -4,6 +4,7 @@ import { grantScopes, type Caller } from "../../../shared/core/access";
 import { validate } from "../../../shared/http/rest";
 import { ApiError } from "../../../shared/protocol/errors";
 import { helloPayload } from "../../../shared/protocol/hello";
+import { surfaceOfConnect } from "../../../shared/protocol/surface";
 import { authenticateCaller } from "../../../shared/runtime/auth";
 import type { AppDeps } from "../../../shared/runtime/app-deps";
 import { MAX_FAILED_CONNECTS } from "../auth-deadline";
@@ -21,7 +22,7 @@ export const ConnectParamsSchema = z.looseObject({
   caps: z.array(z.string()).optional(),
   role: z.string().optional(),
   scopes: z.array(z.string()).optional(),
-  client: z.looseObject({ id: z.string().optional() }).optional(),
+  client: z.looseObject({ id: z.string().optional(), mode: z.string().optional() }).optional(),
 });
 
 /**
@@ -37,7 +38,8 @@ export function connectMethod(methodNames: () => readonly string[]): Method {
     const caller = await callerOfConnect(deps, connectionId, token);
     if (!caller) throw await refused(deps, connectionId, token);
     const scopes = grantScopes(caller.scopes, parsed.scopes);
-    const grant = { caps: parsed.caps ?? [], scopes, caller: { ...caller, scopes }, ...(parsed.client?.id ? { clientId: parsed.client.id } : {}) };
+    const surface = surfaceOfConnect(parsed.caps, parsed.client?.mode);
+    const grant = { caps: parsed.caps ?? [], scopes, surface, caller: { ...caller, scopes }, ...(parsed.client?.id ? { clientId: parsed.client.id } : {}) };
     await markAuthenticated(deps.db, connectionId, grant);
     return helloPayload({ connectionId, methods: methodNames(), role: parsed.role ?? "operator", scopes });
   };

@@ -38,16 +38,17 @@ export const ReplayParamsSchema = z
  * in the replayed page or fanned out live: no gap, and no second replay
  * needed (docs/protocol.md, "Resuming a stream").
  */
-export const eventsReplayMethod: Method = async (deps, { connectionId, params, caller }) => {
+export const eventsReplayMethod: Method = async (deps, { connectionId, connection, params, caller }) => {
   const { runId, afterSeq, limit = REPLAY_PAGE } = validate(ReplayParamsSchema, params);
   const run = await getRun(deps.db, runId);
   if (!run || (caller && !owns(caller, run))) throw new ApiError("NOT_FOUND", `run ${runId} not found`);
   const live = !TERMINAL_STATUSES.has(run.status);
-  if (live) await subscribe(deps.db, connectionId, run.sessionKey, { runId });
+  const surface = connection?.surface ?? "both";
+  if (live) await subscribe(deps.db, connectionId, run.sessionKey, { runId, surface });
   const events = await readEvents(deps.db, runId, afterSeq, limit + 1);
   const page = events.slice(0, limit);
   for (const event of page) {
-    for (const frame of framesForEvent(event)) {
+    for (const frame of framesForEvent(event, surface)) {
       if ((await deliverFrame(deps.pusher, connectionId, frame)) === "gone") return { runId, afterSeq, count: 0 };
     }
   }

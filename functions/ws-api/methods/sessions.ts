@@ -21,12 +21,12 @@ export const SubscribeParamsSchema = z.object({ sessionKey: SessionKeySchema.opt
  * is OpenClaw's session-list subscription: we push no `sessions.changed`
  * events, so it only answers; `chat.send` subscribes to its own session.
  */
-export const sessionsSubscribeMethod: Method = async (deps, { connectionId, params, caller }) => {
+export const sessionsSubscribeMethod: Method = async (deps, { connectionId, connection, params, caller }) => {
   const { sessionKey } = validate(SubscribeParamsSchema, params ?? {});
   if (!sessionKey) return { subscribed: true, sessionsChanged: false };
   // A session not created yet may be subscribed to (its first run streams here); another tenant's may not.
   if (caller) await ownedSessionOrNone(deps.db, caller, sessionKey);
-  await subscribe(deps.db, connectionId, sessionKey);
+  await subscribe(deps.db, connectionId, sessionKey, { surface: connection?.surface });
   return { sessionKey, subscribed: true };
 };
 
