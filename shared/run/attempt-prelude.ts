@@ -17,6 +17,7 @@ import { openRunEvents } from "../events/run-events";
 import { modelChain, resolveModel } from "../providers/registry";
 import type { RunDeps } from "./deps";
 import { idleTimeoutFor } from "./attempt-wiring";
+import { takeHeldClaim } from "./invocation-memo";
 import { runHooks } from "./run-hooks";
 import { configForProfile, contextWindowFor, profileCounts, profilesFor, providerOf } from "./profiles";
 
@@ -137,6 +138,8 @@ async function shrinkContext(
   onUsage: (usage: Usage) => Promise<void>,
 ): Promise<AttemptOutcome | number> {
   const timeoutMs = deps.config.compaction.timeoutSeconds * 1000;
+  // A claim the run start kept for this attempt is superseded by this re-entrant one (its epoch is fenced).
+  takeHeldClaim(deps, run.runId);
   const claim = await claimWriter(deps.db, run.sessionId, run.runId, {
     leaseMs: timeoutMs + 60_000,
     acquireTimeoutMs: deps.config.session.writeLockAcquireTimeoutMs,

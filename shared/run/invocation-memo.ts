@@ -1,4 +1,5 @@
 import type { AttemptRecord } from "../aws/attempts";
+import type { TranscriptEntry, WriterClaim } from "../aws/transcript";
 import { RunEventEmitter } from "../events/emitter";
 import type { RunDeps } from "./deps";
 
@@ -48,4 +49,28 @@ export function noteFirstAttempt(deps: RunDeps, record: AttemptRecord): void {
 
 export function attemptsKnownHere(deps: RunDeps, runId: string): AttemptRecord[] | undefined {
   return deps.memo?.get(`attempts:${runId}`) as AttemptRecord[] | undefined;
+}
+
+/** A transcript write claim with every committed entry below its head, as its holder knows them. */
+export interface HeldClaim {
+  claim: WriterClaim;
+  entries: TranscriptEntry[];
+}
+
+/**
+ * The run start keeps the claim it committed the user message under for the
+ * first attempt of the same invocation (one claim, one read of the history,
+ * for both). Kept in the memo only, so a crash loses nothing: the lease runs
+ * out or the next task of the run takes the claim over at once (re-entrant).
+ */
+export function holdClaim(deps: RunDeps, held: HeldClaim): void {
+  deps.memo?.set(`claim:${held.claim.runId}`, held);
+}
+
+/** The held claim of this run, handed over once (the taker commits under it and releases it). */
+export function takeHeldClaim(deps: RunDeps, runId: string): HeldClaim | undefined {
+  const key = `claim:${runId}`;
+  const held = deps.memo?.get(key) as HeldClaim | undefined;
+  deps.memo?.delete(key);
+  return held;
 }
