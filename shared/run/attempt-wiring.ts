@@ -93,7 +93,8 @@ export async function wireAttemptSession(deps: RunDeps, input: AttemptWiringInpu
     missingToolReason: mcpMissingToolReason(mcp),
     unavailableToolServers: mcp.unavailable,
     hooks,
-    ledger: createDynamoToolLedger(deps.db, run.runId, { retentionDays: config.events.retentionDays }),
+    // A run whose record shows no saved tool turn has none to resume: no read of it.
+    ledger: createDynamoToolLedger(deps.db, run.runId, { retentionDays: config.events.retentionDays, runMarked: run.pendingTurnAt !== undefined }),
     meter: createUsageMeter({
       pricing: config.pricing[input.ref],
       budgets: config.budgets,

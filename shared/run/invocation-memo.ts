@@ -1,4 +1,5 @@
 import type { AttemptRecord } from "../aws/attempts";
+import type { RunRecord } from "../aws/runs";
 import type { TranscriptEntry, WriterClaim } from "../aws/transcript";
 import { RunEventEmitter } from "../events/emitter";
 import type { RunDeps } from "./deps";
@@ -73,4 +74,22 @@ export function takeHeldClaim(deps: RunDeps, runId: string): HeldClaim | undefin
   const held = deps.memo?.get(key) as HeldClaim | undefined;
   deps.memo?.delete(key);
   return held;
+}
+
+/**
+ * The run record as the run start's last write left it (its `ALL_NEW`
+ * answer). The loop head of the attempt right after it takes it instead of
+ * reading RUN again; taken once, so a later iteration reads afresh. An abort
+ * asked for in between is what the attempt's abort watch (shared/run/run-watch.ts)
+ * is for, exactly as for one asked right after the loop head's read.
+ */
+export function noteRunRecord(deps: RunDeps, run: RunRecord): void {
+  deps.memo?.set(`run:${run.runId}`, run);
+}
+
+export function takeRunRecord(deps: RunDeps, runId: string): RunRecord | undefined {
+  const key = `run:${runId}`;
+  const run = deps.memo?.get(key) as RunRecord | undefined;
+  deps.memo?.delete(key);
+  return run;
 }

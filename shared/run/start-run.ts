@@ -1,11 +1,11 @@
 import { appendTurnWithEntries, claimWriterWithHistory, releaseWriter } from "../aws/transcript";
 import { recordLaneWait } from "../observability/run-metrics";
-import { getRun, markRunning, recordUserEntry, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
+import { getRun, markRunning, recordUserEntryReturning, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
 import { RunNotFoundError } from "../aws/errors";
 import { touchSession } from "../aws/sessions";
 import { initialLoopState, type FinalizeDecision, type LoopState } from "../core/run-loop";
 import { modelChain } from "../providers/model-refs";
-import { holdClaim, openRunEmitter } from "./invocation-memo";
+import { holdClaim, noteRunRecord, openRunEmitter } from "./invocation-memo";
 import { depsForConfigVersion, type RunDeps } from "./deps";
 import type { LoopPointer } from "./pointer";
 import { profileCounts } from "./profiles";
@@ -96,7 +96,9 @@ async function persistUserMessage(deps: RunDeps, run: RunRecord, text: string, h
       claim = committed.claim;
       entries = [...entries, ...committed.entries];
     }
-    await recordUserEntry(deps.db, run.runId, claim.nextSeq - 1);
+    const recorded = await recordUserEntryReturning(deps.db, run.runId, claim.nextSeq - 1);
+    // The attempt right after (same invocation) starts from this record instead of reading it.
+    if (recorded && hold) noteRunRecord(deps, recorded);
   } catch (error) {
     await releaseWriter(deps.db, claim);
     throw error;
