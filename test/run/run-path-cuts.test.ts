@@ -4,6 +4,7 @@ import { acquireSlot, releaseSlotCounting, slotHolders } from "../../shared/aws/
 import { keys } from "../../shared/aws/keys";
 import { appendEntries, appendTurn, claimWriter, claimWriterWithHistory, readEntries, releaseWriter } from "../../shared/aws/transcript";
 import { startHeartbeat } from "../../shared/run/heartbeat";
+import { createDynamoToolLedger } from "../../shared/aws/tool-ledger";
 import { startTestDb, type TestDb } from "../support/local-db";
 import { assistantReply } from "../support/messages";
 import { until } from "../support/until";
@@ -132,5 +133,34 @@ describe("release in the last commit (issue 15 part 4)", () => {
     expect((await head("rel-3"))?.writerRunId).toBe("run-a");
     await expect(appendTurn(t.db, { ...stale, released: true }, [{ role: "user", content: "x" }])).rejects.toMatchObject({ name: "WriterFencedError" });
     expect(await releaseWriter(t.db, successor)).toBe(true);
+  });
+});
+
+describe("pending-turn mark on the run record", () => {
+  const counting = () => {
+    const sent: string[] = [];
+    const db = { ...t.db, doc: { send: (command: { constructor: { name: string } }) => (sent.push(command.constructor.name), t.db.doc.send(command as never)) } } as unknown as typeof t.db;
+    return { sent, db };
+  };
+  const putRun = async (runId: string) =>
+    t.db.doc.send(new PutCommand({ TableName: t.db.table, Item: { ...keys.run(runId), v: 1, runId, sessionKey: "pt", sessionId: "ses_pt", status: "running", message: "m", acceptedAt: t.db.now(), timeoutMs: 0 } }));
+  const turn = assistantReply("calling");
+
+  it("a run whose record was never marked reads no pending turn; a save marks the record first, and the next attempt finds the turn", async () => {
+    await putRun("pt-1");
+    const first = counting();
+    const unmarked = createDynamoToolLedger(first.db, "pt-1", { retentionDays: 1, runMarked: false });
+    expect(await unmarked.loadPendingTurn()).toBeUndefined();
+    expect(first.sent).toEqual([]);
+    await unmarked.savePendingTurn(turn);
+    expect(first.sent).toEqual(["UpdateCommand", "PutCommand"]);
+    const record = (await t.db.doc.send(new GetCommand({ TableName: t.db.table, Key: keys.run("pt-1"), ConsistentRead: true }))).Item;
+    expect(record?.pendingTurnAt).toBeGreaterThan(0);
+    // The next attempt reads the marked record: it looks, finds the turn, and a new save does not mark again.
+    const next = counting();
+    const marked = createDynamoToolLedger(next.db, "pt-1", { retentionDays: 1, runMarked: true });
+    expect((await marked.loadPendingTurn())?.message).toEqual(turn);
+    await marked.savePendingTurn(turn);
+    expect(next.sent).toEqual(["GetCommand", "PutCommand"]);
   });
 });
