@@ -17,7 +17,7 @@ import { openRunEvents } from "../events/run-events";
 import { modelChain, resolveModel } from "../providers/registry";
 import type { RunDeps } from "./deps";
 import { idleTimeoutFor } from "./attempt-wiring";
-import { takeHeldClaim } from "./invocation-memo";
+import { noteSpent, takeHeldClaim } from "./invocation-memo";
 import { runHooks } from "./run-hooks";
 import { configForProfile, contextWindowFor, profileCounts, profilesFor, providerOf } from "./profiles";
 
@@ -189,6 +189,7 @@ async function shrinkContext(
  * counter update only loosens a budget.
  */
 async function meterSummaryCall(deps: RunDeps, run: RunRecord, ref: string, usage: Usage): Promise<void> {
+  noteSpent(deps, run.runId);
   const spend = spendOf(usage, deps.config.pricing[ref]);
   await recordSpend(deps.db, { runId: run.runId, sessionKey: run.sessionKey }, usage, spend, false).catch((error: unknown) =>
     deps.log.warn("spend counters not updated for a summary call", { runId: run.runId, error: String(error) }),

@@ -93,3 +93,22 @@ export function takeRunRecord(deps: RunDeps, runId: string): RunRecord | undefin
   deps.memo?.delete(key);
   return run;
 }
+
+/**
+ * This invocation recorded the run's user entry: no attempt of the run has
+ * called a model before (attempts run only after that record, and an earlier
+ * try that recorded it would have made this start skip the message), so the
+ * run's spend counter is still zero and its first attempt need not read it.
+ * A summary call in between (a compaction) spends: it clears the mark.
+ */
+export function noteNothingSpent(deps: RunDeps, runId: string): void {
+  deps.memo?.set(`unspent:${runId}`, true);
+}
+
+export function noteSpent(deps: RunDeps, runId: string): void {
+  deps.memo?.delete(`unspent:${runId}`);
+}
+
+export function nothingSpentYet(deps: RunDeps, runId: string): boolean {
+  return deps.memo?.get(`unspent:${runId}`) === true;
+}

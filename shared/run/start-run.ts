@@ -5,7 +5,7 @@ import { RunNotFoundError } from "../aws/errors";
 import { touchSession } from "../aws/sessions";
 import { initialLoopState, type FinalizeDecision, type LoopState } from "../core/run-loop";
 import { modelChain } from "../providers/model-refs";
-import { holdClaim, noteRunRecord, openRunEmitter } from "./invocation-memo";
+import { holdClaim, noteNothingSpent, noteRunRecord, openRunEmitter } from "./invocation-memo";
 import { depsForConfigVersion, type RunDeps } from "./deps";
 import type { LoopPointer } from "./pointer";
 import { profileCounts } from "./profiles";
@@ -99,6 +99,7 @@ async function persistUserMessage(deps: RunDeps, run: RunRecord, text: string, h
     const recorded = await recordUserEntryReturning(deps.db, run.runId, claim.nextSeq - 1);
     // The attempt right after (same invocation) starts from this record instead of reading it.
     if (recorded && hold) noteRunRecord(deps, recorded);
+    noteNothingSpent(deps, run.runId);
   } catch (error) {
     await releaseWriter(deps.db, claim);
     throw error;
