@@ -60,6 +60,11 @@ export const RunRecordSchema = z.object({
   error: z.string().optional(),
   executionArn: z.string().optional(),
   userEntrySeq: z.number().int().optional(),
+  /**
+   * When a tool turn of this run was first saved as pending (shared/aws/tool-ledger.ts):
+   * set before the save, so a run without it has nothing to resume and its attempts skip that read.
+   */
+  pendingTurnAt: z.number().optional(),
   result: RunResultSchema.optional(),
   /** Set by an abort request (runs.abort, interrupt mode); attempts stop at their next boundary. */
   abortRequestedAt: z.number().optional(),
@@ -240,14 +245,25 @@ export async function setRunSessionId(db: Db, runId: string, sessionId: string):
 }
 
 export async function recordUserEntry(db: Db, runId: string, seq: number): Promise<void> {
-  await db.doc.send(
+  await recordUserEntryReturning(db, runId, seq);
+}
+
+/**
+ * `recordUserEntry` that answers the record as the write left it
+ * (`ReturnValues: ALL_NEW`: no extra read, no extra unit), so the attempt
+ * right after the run start in the same invocation need not read it again.
+ */
+export async function recordUserEntryReturning(db: Db, runId: string, seq: number): Promise<RunRecord | undefined> {
+  const out = await db.doc.send(
     new UpdateCommand({
       TableName: db.table,
       Key: keys.run(runId),
       UpdateExpression: "SET userEntrySeq = :seq",
       ExpressionAttributeValues: { ":seq": seq },
+      ReturnValues: "ALL_NEW",
     }),
   );
+  return parseRun(out.Attributes, db.now());
 }
 
 export interface RunEnding {

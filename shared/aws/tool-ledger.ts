@@ -32,10 +32,20 @@ const PendingTurnSchema = z.object({ v: z.literal(1), message: MessageSchema, cr
 export interface DynamoLedgerOptions {
   /** How long ledger items outlive the run (same as its event log). */
   retentionDays: number;
+  /**
+   * Whether the run record, as read before this attempt, carries `pendingTurnAt`.
+   * false: no tool turn was ever saved, there is nothing to resume, so the
+   * pending turn is not read. Every save marks the record first (unless it is
+   * known marked: true), so a turn saved by an earlier attempt, before this
+   * record was read, is never missed. Unknown (undefined): read, and mark.
+   */
+  runMarked?: boolean;
 }
 
 export function createDynamoToolLedger(db: Db, runId: string, options: DynamoLedgerOptions): ToolLedger {
   const expiresAt = () => epochSeconds(db.now()) + options.retentionDays * 86_400;
+  // The run record carries the mark (once per run: a marked record is not written again).
+  let marked = options.runMarked === true;
   return {
     async get(toolCallId) {
       const out = await db.doc.send(new GetCommand({ TableName: db.table, Key: keys.toolCall(runId, toolCallId), ConsistentRead: true }));
@@ -62,12 +72,16 @@ export function createDynamoToolLedger(db: Db, runId: string, options: DynamoLed
       );
     },
     async savePendingTurn(message) {
+      // The mark first: an attempt that reads the record afterwards knows to look for the turn.
+      if (!marked) await markPendingTurn(db, runId);
+      marked = true;
       const item = { ...keys.pendingToolTurn(runId), v: 1, message, createdAt: db.now(), expiresAt: expiresAt() };
       // A turn too large to keep cannot be resumed; the ledger entries still prevent blind re-runs of its calls.
       if (byteSize(item) > MAX_ITEM_BYTES - 1024) return;
       await db.doc.send(new PutCommand({ TableName: db.table, Item: item }));
     },
     async loadPendingTurn(): Promise<PendingTurn | undefined> {
+      if (options.runMarked === false && !marked) return undefined;
       const out = await db.doc.send(new GetCommand({ TableName: db.table, Key: keys.pendingToolTurn(runId), ConsistentRead: true }));
       if (!out.Item) return undefined;
       const parsed = PendingTurnSchema.parse(strip(out.Item));
@@ -77,6 +91,19 @@ export function createDynamoToolLedger(db: Db, runId: string, options: DynamoLed
       await db.doc.send(new DeleteCommand({ TableName: db.table, Key: keys.pendingToolTurn(runId) }));
     },
   };
+}
+
+/** `pendingTurnAt` on the run record: a tool turn of this run may be pending (kept once set). */
+async function markPendingTurn(db: Db, runId: string): Promise<void> {
+  await db.doc.send(
+    new UpdateCommand({
+      TableName: db.table,
+      Key: keys.run(runId),
+      UpdateExpression: "SET pendingTurnAt = if_not_exists(pendingTurnAt, :now)",
+      ConditionExpression: "attribute_exists(pk)",
+      ExpressionAttributeValues: { ":now": db.now() },
+    }),
+  );
 }
 
 function strip(item: Record<string, unknown>): Record<string, unknown> {

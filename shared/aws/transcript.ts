@@ -46,6 +46,13 @@ export interface WriterClaim {
   lastMessage: Message | undefined;
   /** Run that committed the last entry (lets a retried step see its own earlier commit). */
   lastRunId: string | undefined;
+  /** When the claim's lease ends (a claim given up in a commit resumes with the same lease). */
+  leaseUntil?: number;
+  /**
+   * The last commit gave the claim up (`release`): nothing to release any more, and a
+   * later append first resumes it, only if nobody claimed or committed since.
+   */
+  released?: boolean;
 }
 
 export interface ClaimOptions {
@@ -116,7 +123,10 @@ async function tryClaim(db: Db, sessionId: string, runId: string, options: Claim
     );
     const head = out.Attributes as { writerEpoch: number; nextSeq: number };
     const { last, entries } = await readTail(head.nextSeq);
-    return { claim: { sessionId, runId, epoch: head.writerEpoch, nextSeq: head.nextSeq, lastMessage: last?.message, lastRunId: last?.runId }, entries };
+    return {
+      claim: { sessionId, runId, epoch: head.writerEpoch, nextSeq: head.nextSeq, lastMessage: last?.message, lastRunId: last?.runId, leaseUntil: now + options.leaseMs },
+      entries,
+    };
   } catch (error) {
     if (isConditionFailure(error)) return null;
     throw error;
@@ -133,11 +143,22 @@ async function currentWriter(db: Db, sessionId: string): Promise<string | undefi
  * commit, before the turn.
  */
 export async function appendTurn(db: Db, claim: WriterClaim, turn: Message[], leading: EntryBody[] = [], options: AppendOptions = {}): Promise<WriterClaim> {
+  return (await appendTurnWithEntries(db, claim, turn, leading, options)).claim;
+}
+
+/** `appendTurn` that also answers the entries it committed (a caller that keeps the history in hand appends them). */
+export async function appendTurnWithEntries(
+  db: Db,
+  claim: WriterClaim,
+  turn: Message[],
+  leading: EntryBody[] = [],
+  options: AppendOptions = {},
+): Promise<{ claim: WriterClaim; entries: TranscriptEntry[] }> {
   const violations = checkTurn(claim.lastMessage, turn);
   if (violations.length > 0) throw new TranscriptInvariantError(violations);
   if (leading.some((body) => isMessageEntry(body))) throw new TranscriptInvariantError(["messages_must_be_in_the_turn"]);
   const committed = await appendBodies(db, claim, [...leading, ...turn.map((message) => ({ message }))], options);
-  return { ...committed, lastMessage: turn[turn.length - 1], lastRunId: claim.runId };
+  return { claim: { ...committed.claim, lastMessage: turn[turn.length - 1], lastRunId: claim.runId }, entries: committed.entries };
 }
 
 /**
@@ -148,7 +169,7 @@ export async function appendTurn(db: Db, claim: WriterClaim, turn: Message[], le
 export async function appendEntries(db: Db, claim: WriterClaim, bodies: EntryBody[]): Promise<WriterClaim> {
   if (bodies.length === 0) return claim;
   if (bodies.some((body) => isMessageEntry(body))) throw new TranscriptInvariantError(["messages_must_use_append_turn"]);
-  return appendBodies(db, claim, bodies);
+  return (await appendBodies(db, claim, bodies)).claim;
 }
 
 export interface AppendOptions {
@@ -156,15 +177,47 @@ export interface AppendOptions {
   release?: boolean;
 }
 
-async function appendBodies(db: Db, claim: WriterClaim, bodies: EntryBody[], options: AppendOptions = {}): Promise<WriterClaim> {
+async function appendBodies(db: Db, held: WriterClaim, bodies: EntryBody[], options: AppendOptions = {}): Promise<{ claim: WriterClaim; entries: TranscriptEntry[] }> {
+  const claim = held.released ? await resumeClaim(db, held) : held;
   const ts = db.now();
   const entries = bodies.map((body, i) =>
-    TranscriptEntrySchema.parse({ v: 1, sessionId: claim.sessionId, seq: claim.nextSeq + i, runId: claim.runId, epoch: claim.epoch, ts, ...body }) as TranscriptEntry,
+    fitItem(TranscriptEntrySchema.parse({ v: 1, sessionId: claim.sessionId, seq: claim.nextSeq + i, runId: claim.runId, epoch: claim.epoch, ts, ...body }) as TranscriptEntry),
   );
-  for (const entry of entries) await putEntry(db, claim, fitItem(entry));
-  await commitHead(db, claim, entries.length, options.release === true);
-  return { ...claim, nextSeq: claim.nextSeq + entries.length };
+  for (const entry of entries) await putEntry(db, claim, entry);
+  const release = options.release === true;
+  await commitHead(db, claim, entries.length, release);
+  const { released: _released, ...kept } = claim;
+  return { claim: { ...kept, nextSeq: claim.nextSeq + entries.length, ...(release ? { released: true } : {}) }, entries };
 }
+
+/**
+ * Takes back a claim its own last commit gave up (a turn after what looked
+ * like the last one: a before_agent_finalize revision, a steering message).
+ * Only when nobody claimed or committed since: same epoch, same head, no
+ * writer. Anyone who claimed in between fenced this writer out, as a claim
+ * held all along would have been: WriterFencedError. The epoch is not bumped
+ * (the entries this claim wrote stay its own), and the lease is the one the
+ * claim was taken with.
+ */
+async function resumeClaim(db: Db, claim: WriterClaim): Promise<WriterClaim> {
+  const resumed = await conditionally(() =>
+    db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: keys.transcriptHead(claim.sessionId),
+        UpdateExpression: "SET writerRunId = :run, leaseUntil = :until",
+        ConditionExpression: "attribute_not_exists(writerRunId) AND writerEpoch = :epoch AND nextSeq = :expected",
+        ExpressionAttributeValues: { ":run": claim.runId, ":until": claim.leaseUntil ?? db.now() + RESUMED_LEASE_MS, ":epoch": claim.epoch, ":expected": claim.nextSeq },
+      }),
+    ),
+  );
+  if (!resumed) throw new WriterFencedError(claim.sessionId, claim.runId);
+  const { released: _released, ...held } = claim;
+  return held;
+}
+
+/** Lease of a resumed claim that did not record its own (claims made before the field). */
+const RESUMED_LEASE_MS = 60_000;
 
 /** Room left for attribute names and keys below DynamoDB's 400 KB item limit. */
 const ITEM_MARGIN_BYTES = 4096;
@@ -239,7 +292,9 @@ async function commitHead(db: Db, claim: WriterClaim, count: number, release: bo
  * release its successor's. Without an epoch (the run has ended: finalize)
  * whatever claim the run still holds is released.
  */
-export async function releaseWriter(db: Db, claim: Pick<WriterClaim, "sessionId" | "runId"> & { epoch?: number }): Promise<boolean> {
+export async function releaseWriter(db: Db, claim: Pick<WriterClaim, "sessionId" | "runId"> & { epoch?: number; released?: boolean }): Promise<boolean> {
+  // Its last commit gave it up already (no request).
+  if (claim.released) return true;
   const byEpoch = claim.epoch !== undefined;
   return conditionally(() =>
     db.doc.send(

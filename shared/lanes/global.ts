@@ -13,9 +13,17 @@ const MAX_GLOBAL_STARTS = 100;
  * Every step is idempotent: a slot is keyed by run, and the execution's name
  * is the run id, so Step Functions refuses a second one.
  */
-export async function ensureStarted(deps: LaneDeps, run: RunRecord): Promise<void> {
+/**
+ * `justRead`: the caller read `run` in this same admission, so a slot newly
+ * taken for it is not checked with another read first. What that read
+ * guarded, a run that ended meanwhile keeping a slot, is covered after the
+ * start instead: an aborted run's execution starts and its finalize frees the
+ * slot; an execution that already existed (the run started elsewhere, and may
+ * have ended) makes us read the record then and give the slot back if it ended.
+ */
+export async function ensureStarted(deps: LaneDeps, run: RunRecord, justRead = false): Promise<void> {
   const cap = globalCap(deps);
-  const slot = cap > 0 ? await slotInTurn(deps, run.runId, cap) : "go";
+  const slot = cap > 0 ? await slotInTurn(deps, run.runId, cap, justRead) : "go";
   if (slot === "gone") {
     // The slot we briefly held may have made another pump think the lane was full: pass it on.
     await pumpGlobalLane(deps);
@@ -32,7 +40,15 @@ export async function ensureStarted(deps: LaneDeps, run: RunRecord): Promise<voi
     await pumpGlobalLane(deps);
     return;
   }
-  await startExecution(deps, run.runId);
+  const started = await startExecution(deps, run.runId);
+  if (typeof slot === "object" && started.alreadyStarted) await giveBackIfGone(deps, run.runId, slot.since);
+}
+
+/** A slot newly taken without a read for a run whose execution already existed: kept only while the run may still start or runs. */
+async function giveBackIfGone(deps: LaneDeps, runId: string, since: number): Promise<void> {
+  const now = await getRun(deps.db, runId);
+  if (now && !TERMINAL_STATUSES.has(now.status)) return;
+  if (await releaseSlot(deps.db, runId, since)) await pumpGlobalLane(deps);
 }
 
 /**
@@ -41,16 +57,21 @@ export async function ensureStarted(deps: LaneDeps, run: RunRecord): Promise<voi
  * in order). A run that already holds a slot (an earlier caller died before
  * starting it) just goes.
  */
-async function slotInTurn(deps: LaneDeps, runId: string, cap: number): Promise<"go" | "full" | "gone"> {
+async function slotInTurn(deps: LaneDeps, runId: string, cap: number, justRead: boolean): Promise<"go" | "full" | "gone" | { since: number }> {
   const holders = await slotHolders(deps.db);
   if (holders[runId] !== undefined) return "go";
   if (Object.keys(holders).length >= cap || (await listGlobalWaiters(deps.db, 1)).length > 0) return "full";
+  if (justRead) {
+    const claim = await acquireSlot(deps.db, runId, cap);
+    return claim.outcome === "acquired" ? { since: claim.since } : claim.outcome === "full" ? "full" : "go";
+  }
   return takeSlot(deps, runId, cap);
 }
 
-async function startExecution(deps: LaneDeps, runId: string): Promise<void> {
+async function startExecution(deps: LaneDeps, runId: string): Promise<{ alreadyStarted: boolean }> {
   const started = await deps.executions.start(runId);
   if (started.executionArn) await recordExecution(deps.db, runId, started.executionArn);
+  return { alreadyStarted: started.alreadyStarted === true };
 }
 
 /**

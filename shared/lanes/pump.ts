@@ -43,7 +43,7 @@ export async function admitRun(deps: LaneDeps, run: RunRecord): Promise<AdmitOut
   const seen = await ensureInLane(deps.db, run);
   // The lane as just read: the pump's first step decides on it (its writes are conditional on its
   // version, so a lane that moved meanwhile only costs that step a fresh read).
-  const pumped = await pumpLane(deps, run.sessionKey, MAX_INLINE_WAIT_MS, undefined, seen);
+  const pumped = await pumpLane(deps, run.sessionKey, MAX_INLINE_WAIT_MS, undefined, seen, run);
   if (pumped.state === "busy" && pumped.runId === run.runId) return "started";
   // Conditional (accepted -> queued): a no-op for a run that started, ended or was folded meanwhile.
   return (await markQueued(deps.db, run.runId)) ? "queued" : "duplicate";
@@ -85,12 +85,29 @@ export function entryOf(run: RunRecord): LaneEntry {
  * record is not read again, and its slot is not released a second time (a
  * refused write and a pump of the global lane less).
  */
-export async function pumpLane(deps: LaneDeps, sessionKey: string, maxInlineWaitMs = MAX_INLINE_WAIT_MS, handedOff?: RunRecord, seenLane?: LaneState): Promise<PumpResult> {
+/**
+ * `admitted`: the record the dispatcher read for this admission. When the lane
+ * goes to that run, the pump starts it from this record instead of reading it
+ * again: a run that ended in between (an abort before start) is harmless, its
+ * execution's first Attempt sees it ended and its finalize frees lane and slot
+ * (prepareAndStart, ensureStarted).
+ */
+export async function pumpLane(
+  deps: LaneDeps,
+  sessionKey: string,
+  maxInlineWaitMs = MAX_INLINE_WAIT_MS,
+  handedOff?: RunRecord,
+  seenLane?: LaneState,
+  admitted?: RunRecord,
+): Promise<PumpResult> {
   let budget = maxInlineWaitMs;
   let firstLane = seenLane;
+  let known = admitted;
   for (;;) {
-    const result = await pumpOnce(deps, sessionKey, handedOff, firstLane);
+    const result = await pumpOnce(deps, sessionKey, handedOff, firstLane, known);
     firstLane = undefined;
+    // Only the first round: after a wait the record may be older than a read would be.
+    known = undefined;
     if (result.state !== "not_due") return result;
     // A batch that keeps growing keeps moving its deadline: the wait is bounded in total, not per round.
     const wait = Math.max(0, result.dueAt - deps.db.now()) + 5;
@@ -100,7 +117,7 @@ export async function pumpLane(deps: LaneDeps, sessionKey: string, maxInlineWait
   }
 }
 
-async function pumpOnce(deps: LaneDeps, sessionKey: string, handedOff?: RunRecord, seenLane?: LaneState): Promise<PumpResult> {
+async function pumpOnce(deps: LaneDeps, sessionKey: string, handedOff?: RunRecord, seenLane?: LaneState, admitted?: RunRecord): Promise<PumpResult> {
   // The lane as this pump last read or wrote it: the next step decides on it without a read (every
   // write is conditional on its version, so a lane that moved meanwhile only costs a fresh read).
   let known = seenLane;
@@ -120,14 +137,17 @@ async function pumpOnce(deps: LaneDeps, sessionKey: string, handedOff?: RunRecor
     const next = nextStart(lane, deps.db.now());
     if (next.type === "none") return { state: "idle" };
     if (next.type === "not_due") return { state: "not_due", dueAt: next.dueAt };
-    const owner = await getRun(deps.db, next.owner.runId);
+    // The run this admission read is not read again (see pumpLane); any other owner is.
+    const fromAdmission = admitted?.runId === next.owner.runId ? admitted : undefined;
+    admitted = undefined;
+    const owner = fromAdmission ?? await getRun(deps.db, next.owner.runId);
     if (!owner || !isStartable(owner)) {
       if (!(owner && (await reclaimUndelivered(deps, owner)))) await removeFromLane(deps, sessionKey, [next.owner.runId]);
       continue;
     }
     const claimed = await claim(deps, sessionKey, lane, next.owner, next.members);
     if (claimed) {
-      await prepareAndStart(deps, sessionKey, claimed, owner);
+      await prepareAndStart(deps, sessionKey, claimed, owner, fromAdmission !== undefined);
       return { state: "busy", runId: owner.runId };
     }
   }
@@ -160,7 +180,7 @@ async function claim(deps: LaneDeps, sessionKey: string, seen: LaneState, owner:
  * starts the run. What did not fit the run record (batch-budget.ts) goes
  * back: members keep their place in `waiting`, notes return to `dropped`.
  */
-async function prepareAndStart(deps: LaneDeps, sessionKey: string, lane: LaneState, owner: RunRecord): Promise<void> {
+async function prepareAndStart(deps: LaneDeps, sessionKey: string, lane: LaneState, owner: RunRecord, justRead = false): Promise<void> {
   if (lane.pending) {
     const { deferred, notesDelivered } = await foldIntoOwner(deps, owner, lane.pending.members, lane.pending.notes);
     await updateLane(
@@ -176,7 +196,7 @@ async function prepareAndStart(deps: LaneDeps, sessionKey: string, lane: LaneSta
     );
   }
   // A run that ends before its execution starts (an abort) is harmless: StartRun sees it ended.
-  await ensureStarted(deps, owner);
+  await ensureStarted(deps, owner, justRead);
 }
 
 /**

@@ -17,6 +17,7 @@ import { openRunEvents } from "../events/run-events";
 import { modelChain, resolveModel } from "../providers/registry";
 import type { RunDeps } from "./deps";
 import { idleTimeoutFor } from "./attempt-wiring";
+import { noteSpent, takeHeldClaim } from "./invocation-memo";
 import { runHooks } from "./run-hooks";
 import { configForProfile, contextWindowFor, profileCounts, profilesFor, providerOf } from "./profiles";
 
@@ -137,6 +138,8 @@ async function shrinkContext(
   onUsage: (usage: Usage) => Promise<void>,
 ): Promise<AttemptOutcome | number> {
   const timeoutMs = deps.config.compaction.timeoutSeconds * 1000;
+  // A claim the run start kept for this attempt is superseded by this re-entrant one (its epoch is fenced).
+  takeHeldClaim(deps, run.runId);
   const claim = await claimWriter(deps.db, run.sessionId, run.runId, {
     leaseMs: timeoutMs + 60_000,
     acquireTimeoutMs: deps.config.session.writeLockAcquireTimeoutMs,
@@ -186,6 +189,7 @@ async function shrinkContext(
  * counter update only loosens a budget.
  */
 async function meterSummaryCall(deps: RunDeps, run: RunRecord, ref: string, usage: Usage): Promise<void> {
+  noteSpent(deps, run.runId);
   const spend = spendOf(usage, deps.config.pricing[ref]);
   await recordSpend(deps.db, { runId: run.runId, sessionKey: run.sessionKey }, usage, spend, false).catch((error: unknown) =>
     deps.log.warn("spend counters not updated for a summary call", { runId: run.runId, error: String(error) }),

@@ -6,7 +6,7 @@ import { appendTurn, claimWriterWithHistory, releaseWriter, type WriterClaim } f
 import type { RunRecord } from "../aws/runs";
 import { THINKING_LEVELS, type Decision, type ThinkingLevel } from "../core/run-loop";
 import { calibrationOf } from "../core/overflow";
-import { addUsage } from "../core/messages";
+import { addUsage, toolCallsOf, type Message } from "../core/messages";
 import { modelHistory } from "../core/session-view";
 import { createAttemptSink } from "../events/attempt-sink";
 import { resolveModel } from "../providers/registry";
@@ -17,7 +17,7 @@ import type { RunDeps } from "./deps";
 import { runDeadline, runLoopIteration, type IterationInput } from "./loop-iteration";
 import type { StepPointer } from "./pointer";
 import type { PersistableAttempt } from "./loop-iteration";
-import { noteFirstAttempt, noteWriterReleased, openRunEmitter } from "./invocation-memo";
+import { noteFirstAttempt, noteWriterReleased, openRunEmitter, takeHeldClaim, type HeldClaim } from "./invocation-memo";
 import { createSteeringPort } from "../lanes/steering";
 import { committedAnswer } from "./committed-answer";
 import { channelPreviewFor, withPreview } from "../channels/preview-sink";
@@ -51,15 +51,9 @@ async function executeAttempt(
   // The chosen auth profile's key is in prelude.config.
   const { provider, model } = resolveModel(prelude.config, ref);
   const startedAt = deps.db.now();
-  // The history the model sees is read under the claim, in the claim's own read (no separate last-entry read).
-  const claimed = await claimWriterWithHistory(deps.db, run.sessionId, run.runId, {
-    leaseMs: clock.remainingMs() + 30_000,
-    acquireTimeoutMs: deps.config.session.writeLockAcquireTimeoutMs,
-    // The run is one logical writer across its tasks: a new task of the same run takes the
-    // claim at once (a crashed predecessor's live lease must not stall it) and the epoch bump
-    // fences that predecessor out.
-    allowReentrant: true,
-  });
+  // The history the model sees is read under the claim, in the claim's own read (no separate last-entry read);
+  // after a run start in this same invocation, under the claim that start committed the user message with.
+  const claimed = await attemptClaim(deps, run, clock);
   let claim: WriterClaim = claimed.claim;
   const emitter = await openRunEmitter(deps, run.runId, run.sessionKey);
   // Reasoning goes out as `thinking` events only when the caller asked (`streamThinking` at intake).
@@ -84,7 +78,9 @@ async function executeAttempt(
       signal,
       commitTurn: async (turn) => {
         sink.flushDeltas();
-        claim = await appendTurn(deps.db, claim, turn);
+        // What looks like the answer gives the claim up in its own commit (no release request after it);
+        // a turn after it (a revision, a steering message) resumes the claim if nobody took it since.
+        claim = await appendTurn(deps.db, claim, turn, [], { release: isFinalAnswer(turn) });
         sink.turnCommitted();
       },
       shouldYield: () => clock.remainingMs() < YIELD_MARGIN_MS,
@@ -130,6 +126,34 @@ async function executeAttempt(
     await releaseWriter(deps.db, claim);
     noteWriterReleased(deps, run.runId);
   }
+}
+
+/**
+ * The claim this attempt writes under: the one the run start of this same
+ * invocation kept for it (same session; its lease was sized for this attempt),
+ * else a fresh re-entrant claim with the history read in the same request.
+ */
+async function attemptClaim(deps: RunDeps, run: RunRecord, clock: StepClock): Promise<HeldClaim> {
+  const held = takeHeldClaim(deps, run.runId);
+  if (held && held.claim.sessionId === run.sessionId) return held;
+  if (held) await releaseWriter(deps.db, held.claim);
+  return claimWriterWithHistory(deps.db, run.sessionId, run.runId, {
+    leaseMs: clock.remainingMs() + ATTEMPT_LEASE_MARGIN_MS,
+    acquireTimeoutMs: deps.config.session.writeLockAcquireTimeoutMs,
+    // The run is one logical writer across its tasks: a new task of the same run takes the
+    // claim at once (a crashed predecessor's live lease must not stall it) and the epoch bump
+    // fences that predecessor out.
+    allowReentrant: true,
+  });
+}
+
+/** The attempt's claim outlives the Lambda's deadline by this much (a crash frees it by then). */
+export const ATTEMPT_LEASE_MARGIN_MS = 30_000;
+
+/** An assistant message without tool calls, alone: the turn the attempt usually ends on. */
+function isFinalAnswer(turn: Message[]): boolean {
+  const last = turn[turn.length - 1];
+  return turn.length === 1 && last?.role === "assistant" && toolCallsOf(last).length === 0;
 }
 
 /** The loop's thinking level (after a downgrade) wins over the run's requested one. */

@@ -7,6 +7,7 @@ import { createUsageMeter } from "../agent/usage-meter";
 import type { RunRecord } from "../aws/runs";
 import { createDynamoToolLedger } from "../aws/tool-ledger";
 import { readSpend, recordSpend } from "../aws/usage";
+import { nothingSpentYet } from "./invocation-memo";
 import { createTableWorkspaceSource } from "../aws/workspace";
 import type { AgentConfig } from "../config/config";
 import { resolveIdleTimeoutMs } from "../core/idle-timeout";
@@ -49,7 +50,9 @@ export async function wireAttemptSession(deps: RunDeps, input: AttemptWiringInpu
   const source = workspaceSource(deps.db, config);
   const workspace = await loadWorkspace(deps, source);
   const hooks = hooksFromConfig(config.hooks, ({ hook, id, error }) => deps.log.warn("hook failed", { hook, id, error: String(error) })).combinedWith(deps.hooks);
-  const spentBefore = await readSpend(deps.db, run.runId, run.sessionKey, { run: limits(config.budgets.run), session: limits(config.budgets.session) });
+  // The run's first attempt right after its start in this invocation: its counter is still zero (no read).
+  const runCounter = limits(config.budgets.run) && !nothingSpentYet(deps, run.runId);
+  const spentBefore = await readSpend(deps.db, run.runId, run.sessionKey, { run: runCounter, session: limits(config.budgets.session) });
   // MCP servers are listed per attempt (cached in the warm function); one that is down only takes its own tools away.
   const mcp = await loadMcpTools(config.mcp, { signal: input.signal });
   if (mcp.unavailable.size > 0) deps.log.warn("MCP servers unavailable for this attempt", { runId: run.runId, servers: Object.fromEntries(mcp.unavailable) });
@@ -93,7 +96,8 @@ export async function wireAttemptSession(deps: RunDeps, input: AttemptWiringInpu
     missingToolReason: mcpMissingToolReason(mcp),
     unavailableToolServers: mcp.unavailable,
     hooks,
-    ledger: createDynamoToolLedger(deps.db, run.runId, { retentionDays: config.events.retentionDays }),
+    // A run whose record shows no saved tool turn has none to resume: no read of it.
+    ledger: createDynamoToolLedger(deps.db, run.runId, { retentionDays: config.events.retentionDays, runMarked: run.pendingTurnAt !== undefined }),
     meter: createUsageMeter({
       pricing: config.pricing[input.ref],
       budgets: config.budgets,

@@ -1,10 +1,11 @@
 import type { FinalizeDecision } from "../core/run-loop";
-import { attemptStep, YIELD_MARGIN_MS, type StepClock } from "./attempt-step";
+import { ATTEMPT_LEASE_MARGIN_MS, attemptStep, YIELD_MARGIN_MS, type StepClock } from "./attempt-step";
 import { depsForConfigVersion, type RunDeps } from "./deps";
 import { finalizeRun } from "./finalize-run";
 import type { FoldedAttemptInput, StepPointer } from "./pointer";
 import { startRun } from "./start-run";
-import { withInvocationMemo } from "./invocation-memo";
+import { noteWriterReleased, takeHeldClaim, withInvocationMemo } from "./invocation-memo";
+import { releaseWriter } from "../aws/transcript";
 
 /** The Attempt task's answer: a step for Route, with `finished` when this task already finalized the run. */
 export type FoldedStep = StepPointer & { finished?: { status: string } };
@@ -23,11 +24,26 @@ export type FoldedStep = StepPointer & { finished?: { status: string } };
  */
 export async function foldedAttemptStep(coldDeps: RunDeps, input: FoldedAttemptInput, clock: StepClock): Promise<FoldedStep> {
   const deps = withInvocationMemo(coldDeps);
-  const started = input.loop ? { runId: input.runId, loop: input.loop, decision: input.decision } : await startRun(deps, input.runId);
-  const runDeps = await depsForConfigVersion(deps, started.loop.configVersion);
-  const step = await attemptStep(runDeps, started, clock);
+  const { runDeps, step } = await startAndAttempt(deps, input, clock);
   if (step.decision.action !== "finalize" || clock.remainingMs() < YIELD_MARGIN_MS) return step;
   return finalizeInline(runDeps, step as StepPointer & { decision: FinalizeDecision });
+}
+
+/** The run start (first Attempt only) and the attempt, sharing one transcript claim. */
+async function startAndAttempt(deps: RunDeps, input: FoldedAttemptInput, clock: StepClock): Promise<{ runDeps: RunDeps; step: StepPointer }> {
+  try {
+    const holdClaimForMs = clock.remainingMs() + ATTEMPT_LEASE_MARGIN_MS;
+    const started = input.loop ? { runId: input.runId, loop: input.loop, decision: input.decision } : await startRun(deps, input.runId, undefined, { holdClaimForMs });
+    const runDeps = await depsForConfigVersion(deps, started.loop.configVersion);
+    return { runDeps, step: await attemptStep(runDeps, started, clock) };
+  } finally {
+    // No attempt took the start's claim (the run ended before one, every profile cooled down): give it up now.
+    const left = takeHeldClaim(deps, input.runId);
+    if (left) {
+      await releaseWriter(deps.db, left.claim);
+      noteWriterReleased(deps, input.runId);
+    }
+  }
 }
 
 async function finalizeInline(deps: RunDeps, step: StepPointer & { decision: FinalizeDecision }): Promise<FoldedStep> {

@@ -1,4 +1,6 @@
 import type { AttemptRecord } from "../aws/attempts";
+import type { RunRecord } from "../aws/runs";
+import type { TranscriptEntry, WriterClaim } from "../aws/transcript";
 import { RunEventEmitter } from "../events/emitter";
 import type { RunDeps } from "./deps";
 
@@ -48,4 +50,65 @@ export function noteFirstAttempt(deps: RunDeps, record: AttemptRecord): void {
 
 export function attemptsKnownHere(deps: RunDeps, runId: string): AttemptRecord[] | undefined {
   return deps.memo?.get(`attempts:${runId}`) as AttemptRecord[] | undefined;
+}
+
+/** A transcript write claim with every committed entry below its head, as its holder knows them. */
+export interface HeldClaim {
+  claim: WriterClaim;
+  entries: TranscriptEntry[];
+}
+
+/**
+ * The run start keeps the claim it committed the user message under for the
+ * first attempt of the same invocation (one claim, one read of the history,
+ * for both). Kept in the memo only, so a crash loses nothing: the lease runs
+ * out or the next task of the run takes the claim over at once (re-entrant).
+ */
+export function holdClaim(deps: RunDeps, held: HeldClaim): void {
+  deps.memo?.set(`claim:${held.claim.runId}`, held);
+}
+
+/** The held claim of this run, handed over once (the taker commits under it and releases it). */
+export function takeHeldClaim(deps: RunDeps, runId: string): HeldClaim | undefined {
+  const key = `claim:${runId}`;
+  const held = deps.memo?.get(key) as HeldClaim | undefined;
+  deps.memo?.delete(key);
+  return held;
+}
+
+/**
+ * The run record as the run start's last write left it (its `ALL_NEW`
+ * answer). The loop head of the attempt right after it takes it instead of
+ * reading RUN again; taken once, so a later iteration reads afresh. An abort
+ * asked for in between is what the attempt's abort watch (shared/run/run-watch.ts)
+ * is for, exactly as for one asked right after the loop head's read.
+ */
+export function noteRunRecord(deps: RunDeps, run: RunRecord): void {
+  deps.memo?.set(`run:${run.runId}`, run);
+}
+
+export function takeRunRecord(deps: RunDeps, runId: string): RunRecord | undefined {
+  const key = `run:${runId}`;
+  const run = deps.memo?.get(key) as RunRecord | undefined;
+  deps.memo?.delete(key);
+  return run;
+}
+
+/**
+ * This invocation recorded the run's user entry: no attempt of the run has
+ * called a model before (attempts run only after that record, and an earlier
+ * try that recorded it would have made this start skip the message), so the
+ * run's spend counter is still zero and its first attempt need not read it.
+ * A summary call in between (a compaction) spends: it clears the mark.
+ */
+export function noteNothingSpent(deps: RunDeps, runId: string): void {
+  deps.memo?.set(`unspent:${runId}`, true);
+}
+
+export function noteSpent(deps: RunDeps, runId: string): void {
+  deps.memo?.delete(`unspent:${runId}`);
+}
+
+export function nothingSpentYet(deps: RunDeps, runId: string): boolean {
+  return deps.memo?.get(`unspent:${runId}`) === true;
 }

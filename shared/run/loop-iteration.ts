@@ -14,6 +14,7 @@ import type { StepPointer } from "./pointer";
 import { watchRun } from "./run-watch";
 import { startHeartbeat } from "./heartbeat";
 import { heartbeatIntervalMs } from "../config/lanes-config";
+import { takeRunRecord } from "./invocation-memo";
 
 /** An attempt whose record is written once the loop has decided what follows it (record and decision in one write). */
 export interface PersistableAttempt {
@@ -53,7 +54,8 @@ export async function runLoopIteration(deps: RunDeps, input: IterationInput, run
       return pointer(input.runId, head);
     }
     if (head.decision.action !== "attempt") return pointer(input.runId, head);
-    const run = await getRun(deps.db, input.runId);
+    // The run start of this same invocation answered the record with its last write: no read.
+    const run = takeRunRecord(deps, input.runId) ?? await getRun(deps.db, input.runId);
     if (!run) throw new RunNotFoundError(input.runId);
     deps.log.appendKeys?.({ sessionKey: run.sessionKey, ...(run.executionArn ? { executionArn: run.executionArn } : {}) });
     // Back from PauseForInput (answered or timed out): the run works again.

@@ -1,11 +1,11 @@
-import { appendTurn, claimWriter, releaseWriter } from "../aws/transcript";
+import { appendTurnWithEntries, claimWriterWithHistory, releaseWriter } from "../aws/transcript";
 import { recordLaneWait } from "../observability/run-metrics";
-import { getRun, markRunning, recordUserEntry, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
+import { getRun, markRunning, recordUserEntryReturning, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
 import { RunNotFoundError } from "../aws/errors";
 import { touchSession } from "../aws/sessions";
 import { initialLoopState, type FinalizeDecision, type LoopState } from "../core/run-loop";
 import { modelChain } from "../providers/model-refs";
-import { openRunEmitter } from "./invocation-memo";
+import { holdClaim, noteNothingSpent, noteRunRecord, openRunEmitter } from "./invocation-memo";
 import { depsForConfigVersion, type RunDeps } from "./deps";
 import type { LoopPointer } from "./pointer";
 import { profileCounts } from "./profiles";
@@ -23,7 +23,17 @@ const SHORT_LEASE_MS = 60_000;
  * Functions may run a task twice: the message is appended once (the last
  * committed entry tells) and `start` is emitted only into an empty event log.
  */
-export async function startRun(anyDeps: RunDeps, runId: string, carried?: LoopState): Promise<StartPointer> {
+export interface StartOptions {
+  /**
+   * The first attempt runs in this same invocation (the folded Attempt task):
+   * the claim the user message is committed under is kept, with this lease,
+   * for that attempt (shared/run/invocation-memo.ts holdClaim) instead of
+   * being given up and taken again.
+   */
+  holdClaimForMs?: number;
+}
+
+export async function startRun(anyDeps: RunDeps, runId: string, carried?: LoopState, options: StartOptions = {}): Promise<StartPointer> {
   const found = await getRun(anyDeps.db, runId);
   if (!found) throw new RunNotFoundError(runId);
   // Continue-as-new: a long run goes on in this fresh execution with its loop state.
@@ -44,7 +54,7 @@ export async function startRun(anyDeps: RunDeps, runId: string, carried?: LoopSt
       if (!ended) {
         // In lane order: a `/new` starts a new transcript; a run accepted before one adopts it.
         const entered = await enterSession(deps, run, session);
-        await persistUserMessage(deps, entered.run, entered.userText);
+        await persistUserMessage(deps, entered.run, entered.userText, options.holdClaimForMs);
       }
     }
     const emitter = await openRunEmitter(deps, runId, run.sessionKey);
@@ -66,24 +76,36 @@ export async function startRun(anyDeps: RunDeps, runId: string, carried?: LoopSt
 /** StartRun's output: the loop, and a finalize decision when the run ended before its first attempt. */
 export type StartPointer = LoopPointer & { decision?: FinalizeDecision };
 
-async function persistUserMessage(deps: RunDeps, run: RunRecord, text: string): Promise<void> {
-  const claim = await claimWriter(deps.db, run.sessionId, run.runId, {
-    leaseMs: SHORT_LEASE_MS,
+async function persistUserMessage(deps: RunDeps, run: RunRecord, text: string, holdForMs: number | undefined): Promise<void> {
+  // With the history in the claim's read: the attempt that takes the held claim needs it (and an
+  // empty transcript costs no read at all).
+  const claimed = await claimWriterWithHistory(deps.db, run.sessionId, run.runId, {
+    leaseMs: holdForMs ?? SHORT_LEASE_MS,
     acquireTimeoutMs: deps.config.session.writeLockAcquireTimeoutMs,
     allowReentrant: true,
   });
-  let released = false;
+  const hold = holdForMs !== undefined;
+  let claim = claimed.claim;
+  let entries = claimed.entries;
   try {
     const alreadyAppended = claim.lastRunId === run.runId && claim.lastMessage?.role === "user";
-    // The commit gives the claim up too (one write less per turn).
-    const committed = alreadyAppended
-      ? claim
-      : await appendTurn(deps.db, claim, [{ role: "user", content: text }], await sessionStartEntries(deps, run, claim), { release: true });
-    released = !alreadyAppended;
-    await recordUserEntry(deps.db, run.runId, committed.nextSeq - 1);
-  } finally {
-    if (!released) await releaseWriter(deps.db, claim);
+    if (!alreadyAppended) {
+      // Without a held claim, the commit gives the claim up too (one write less per turn).
+      const leading = await sessionStartEntries(deps, run, claim);
+      const committed = await appendTurnWithEntries(deps.db, claim, [{ role: "user", content: text }], leading, { release: !hold });
+      claim = committed.claim;
+      entries = [...entries, ...committed.entries];
+    }
+    const recorded = await recordUserEntryReturning(deps.db, run.runId, claim.nextSeq - 1);
+    // The attempt right after (same invocation) starts from this record instead of reading it.
+    if (recorded && hold) noteRunRecord(deps, recorded);
+    noteNothingSpent(deps, run.runId);
+  } catch (error) {
+    await releaseWriter(deps.db, claim);
+    throw error;
   }
+  if (hold) holdClaim(deps, { claim, entries });
+  else await releaseWriter(deps.db, claim);
 }
 
 export { emitterDeps } from "./invocation-memo";
