@@ -93,6 +93,13 @@ async function report(stack: LocalStack, label: string): Promise<NodeJS.MemoryUs
   const mb = (n: number) => (n / 1048576).toFixed(1);
   const sandboxes = Object.entries(stack.functions).map(([key, fn]) => `${key}=${fn.pool.sandboxCount()}`).join(" ");
   console.log(`${label}: rss ${mb(usage.rss)} heapUsed ${mb(usage.heapUsed)} heapTotal ${mb(usage.heapTotal)} external ${mb(usage.external)} arrayBuffers ${mb(usage.arrayBuffers)} MB; sandboxes ${sandboxes}`);
+  const heaps = await Promise.all(Object.entries(stack.functions).map(async ([key, fn]) => [key, await fn.pool.idleHeaps()] as const));
+  const line = heaps
+    .filter(([, list]) => list.length > 0)
+    .map(([key, list]) => `${key} ${list.map((h) => `${mb(h.heapUsed)}/${mb(h.heapTotal)}`).join(",")}`)
+    .join("; ");
+  const total = heaps.flatMap(([, list]) => list).reduce((sum, h) => sum + h.heapTotal, 0);
+  console.log(`  sandbox heaps used/total MB: ${line} (heapTotal of all: ${mb(total)} MB)`);
   return usage;
 }
 

@@ -111,6 +111,8 @@ loadHandler().then(
 );
 
 parentPort.on("message", async (message) => {
+  // Diagnostics (bench/mem-probe.ts): this sandbox's own V8 heap, which the parent's figures do not include.
+  if (message.probe === "heap") return parentPort.postMessage({ probe: "heap", usage: process.memoryUsage() });
   try {
     const handler = await loadHandler();
     if (handler[STREAMING] === "response") return await invokeStreaming(handler, message);
