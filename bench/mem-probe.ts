@@ -42,11 +42,11 @@ async function main(): Promise<void> {
     await report(stack, "after start");
     await drive(clients, 0, warmup);
     await report(stack, `after ${warmup} warm-up runs`);
-    snapshot("warm");
+    await snapshot(stack, "warm");
     const before = await settle(stack);
     await drive(clients, warmup, runs);
     const after = await report(stack, `after ${runs} more runs`);
-    snapshot("after");
+    await snapshot(stack, "after");
     const per1000 = (key: keyof NodeJS.MemoryUsage) => (((after[key] - before[key]) / 1048576) * 1000) / runs;
     console.log(
       `per 1,000 runs: rss ${per1000("rss").toFixed(1)} MB, heapUsed ${per1000("heapUsed").toFixed(1)} MB, external ${per1000("external").toFixed(1)} MB, arrayBuffers ${per1000("arrayBuffers").toFixed(1)} MB`,
@@ -93,7 +93,7 @@ async function report(stack: LocalStack, label: string): Promise<NodeJS.MemoryUs
   const mb = (n: number) => (n / 1048576).toFixed(1);
   const sandboxes = Object.entries(stack.functions).map(([key, fn]) => `${key}=${fn.pool.sandboxCount()}`).join(" ");
   console.log(`${label}: rss ${mb(usage.rss)} heapUsed ${mb(usage.heapUsed)} heapTotal ${mb(usage.heapTotal)} external ${mb(usage.external)} arrayBuffers ${mb(usage.arrayBuffers)} MB; sandboxes ${sandboxes}`);
-  const heaps = await Promise.all(Object.entries(stack.functions).map(async ([key, fn]) => [key, await fn.pool.idleHeaps()] as const));
+  const heaps = await Promise.all(Object.entries(stack.functions).map(async ([key, fn]) => [key, await fn.pool.idleHeaps({ gc: true })] as const));
   const line = heaps
     .filter(([, list]) => list.length > 0)
     .map(([key, list]) => `${key} ${list.map((h) => `${mb(h.heapUsed)}/${mb(h.heapTotal)}`).join(",")}`)
@@ -103,8 +103,10 @@ async function report(stack: LocalStack, label: string): Promise<NodeJS.MemoryUs
   return usage;
 }
 
-function snapshot(name: string): void {
+async function snapshot(stack: LocalStack, name: string): Promise<void> {
   if (!values.snapshots) return;
+  const sandboxFile = join(values.snapshots, `attempt-${name}.heapsnapshot`);
+  if (await stack.functions.attempt?.pool.writeIdleHeapSnapshot(sandboxFile)) console.log(`attempt sandbox heap snapshot: ${sandboxFile}`);
   const file = writeHeapSnapshot(join(values.snapshots, `${name}.heapsnapshot`));
   console.log(`heap snapshot: ${file}`);
 }

@@ -18,8 +18,6 @@ import { LambdaFunctionError, LambdaServiceError, LAMBDA_SYNC_PAYLOAD_LIMIT_BYTE
 const BOOTSTRAP = fileURLToPath(new URL("./bootstrap.mjs", import.meta.url));
 /** How long an idle sandbox stays warm. Lambda keeps them for minutes; locally memory is the scarcer resource. */
 export const SANDBOX_IDLE_MS = 60_000;
-/** V8's young generation per sandbox (MB): scavenges are a little more frequent, the heap stays near its live size. */
-export const SANDBOX_YOUNG_GENERATION_MB = 16;
 
 export interface FunctionDefinition {
   name: string;
@@ -140,7 +138,7 @@ export class FunctionPool {
   }
 
   /** Diagnostics (bench/mem-probe.ts): each idle sandbox's own heap (process.memoryUsage() inside it). */
-  async idleHeaps(): Promise<NodeJS.MemoryUsage[]> {
+  async idleHeaps(options: { gc?: boolean } = {}): Promise<NodeJS.MemoryUsage[]> {
     const idle = [...this.sandboxes].filter((sandbox) => !sandbox.busy);
     return Promise.all(
       idle.map(
@@ -152,10 +150,20 @@ export class FunctionPool {
               resolve(message.usage!);
             };
             sandbox.worker.on("message", onMessage);
-            sandbox.worker.postMessage({ probe: "heap" });
+            sandbox.worker.postMessage({ probe: "heap", gc: options.gc === true });
           }),
       ),
     );
+  }
+
+  /** Diagnostics: a heap snapshot of one idle sandbox (Worker.getHeapSnapshot), written to `file`; false when none is idle. */
+  async writeIdleHeapSnapshot(file: string): Promise<boolean> {
+    const idle = [...this.sandboxes].find((sandbox) => !sandbox.busy);
+    if (!idle) return false;
+    const { pipeline } = await import("node:stream/promises");
+    const { createWriteStream } = await import("node:fs");
+    await pipeline(await idle.worker.getHeapSnapshot(), createWriteStream(file));
+    return true;
   }
 
   busyCount(): number {
@@ -213,9 +221,7 @@ export class FunctionPool {
       execArgv: [],
       stdout: true,
       stderr: true,
-      // A small young generation: V8's default (3 x 16 MB semi-spaces) made every idle sandbox hold
-      // about 50 MB of heap for 20 MB of live objects, and the heap kept growing with each run (issue 16).
-      resourceLimits: { maxOldGenerationSizeMb: Math.max(64, definition.memoryMb), maxYoungGenerationSizeMb: SANDBOX_YOUNG_GENERATION_MB },
+      resourceLimits: { maxOldGenerationSizeMb: Math.max(64, definition.memoryMb) },
       name: definition.name,
     });
     worker.unref();
