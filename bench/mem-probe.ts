@@ -4,7 +4,8 @@
  * drives a warm-up and then N one-call runs over a few lanes, and after each
  * phase waits for the stack to idle, forces GC and prints the split of
  * process.memoryUsage() (heapUsed / external / arrayBuffers / RSS) with the
- * sandboxes alive. `--snapshots DIR` writes a main-thread heap snapshot after
+ * sandboxes alive and each idle sandbox's heap after a full GC inside it.
+ * `--snapshots DIR` writes a main-thread heap snapshot after
  * the warm-up and after the runs (compare with bench/heap-diff.ts).
  *
  *   node --expose-gc --import tsx bench/mem-probe.ts --runs 300 --lanes 4 [--snapshots /tmp/snap]
@@ -42,11 +43,11 @@ async function main(): Promise<void> {
     await report(stack, "after start");
     await drive(clients, 0, warmup);
     await report(stack, `after ${warmup} warm-up runs`);
-    await snapshot(stack, "warm");
+    snapshot("warm");
     const before = await settle(stack);
     await drive(clients, warmup, runs);
     const after = await report(stack, `after ${runs} more runs`);
-    await snapshot(stack, "after");
+    snapshot("after");
     const per1000 = (key: keyof NodeJS.MemoryUsage) => (((after[key] - before[key]) / 1048576) * 1000) / runs;
     console.log(
       `per 1,000 runs: rss ${per1000("rss").toFixed(1)} MB, heapUsed ${per1000("heapUsed").toFixed(1)} MB, external ${per1000("external").toFixed(1)} MB, arrayBuffers ${per1000("arrayBuffers").toFixed(1)} MB`,
@@ -103,10 +104,8 @@ async function report(stack: LocalStack, label: string): Promise<NodeJS.MemoryUs
   return usage;
 }
 
-async function snapshot(stack: LocalStack, name: string): Promise<void> {
+function snapshot(name: string): void {
   if (!values.snapshots) return;
-  const sandboxFile = join(values.snapshots, `attempt-${name}.heapsnapshot`);
-  if (await stack.functions.attempt?.pool.writeIdleHeapSnapshot(sandboxFile)) console.log(`attempt sandbox heap snapshot: ${sandboxFile}`);
   const file = writeHeapSnapshot(join(values.snapshots, `${name}.heapsnapshot`));
   console.log(`heap snapshot: ${file}`);
 }

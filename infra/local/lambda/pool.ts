@@ -156,16 +156,6 @@ export class FunctionPool {
     );
   }
 
-  /** Diagnostics: a heap snapshot of one idle sandbox (Worker.getHeapSnapshot), written to `file`; false when none is idle. */
-  async writeIdleHeapSnapshot(file: string): Promise<boolean> {
-    const idle = [...this.sandboxes].find((sandbox) => !sandbox.busy);
-    if (!idle) return false;
-    const { pipeline } = await import("node:stream/promises");
-    const { createWriteStream } = await import("node:fs");
-    await pipeline(await idle.worker.getHeapSnapshot(), createWriteStream(file));
-    return true;
-  }
-
   busyCount(): number {
     return [...this.sandboxes].filter((s) => s.busy).length;
   }
