@@ -108,7 +108,8 @@ export function startApp(options: { assemblyCacheFrom?: string } = {}): Promise<
   const started = performance.now();
   const child = spawn(process.execPath, ["--import", "tsx", "infra/local/main.ts"], {
     cwd: process.cwd(),
-    env: { ...process.env, PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "warn", AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true", MODEL: "offline/echo" },
+    // MALLOC_ARENA_MAX=2 as `npm start` sets it (package.json): measured is what a user runs.
+    env: { ...process.env, PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "warn", AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true", MODEL: "offline/echo", MALLOC_ARENA_MAX: "2" },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";

@@ -10,6 +10,8 @@ import {
 // dynalite ships no types; its factory returns a node http.Server.
 // @ts-expect-error untyped module
 import dynalite from "dynalite";
+// Closes the iterators dynalite opens (it never does by itself): see the file.
+import "./dynalite-iterators";
 
 export interface LocalDynamo {
   endpoint: string;

@@ -32,7 +32,7 @@ export function createAwsClients(config: RuntimeConfig): AwsClients {
   }
   // X-Ray subsegments per SDK call; the client itself when tracing is off (locally, or `tracing: false`).
   const { tracer } = powertools();
-  for (const client of [dynamo, sqs, sfn, management]) if (client) tracer.captureAWSv3Client(client);
+  if (tracer) for (const client of [dynamo, sqs, sfn, management]) if (client) tracer.captureAWSv3Client(client);
   return {
     dynamo: DynamoDBDocumentClient.from(dynamo, { marshallOptions: { removeUndefinedValues: true } }),
     sqs,

@@ -1,9 +1,9 @@
 import middy, { type MiddlewareObj } from "@middy/core";
 import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
-import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
 import type { Context } from "aws-lambda";
 import { correlationKeysOf } from "./correlation";
 import { powertools, type Powertools } from "./powertools";
+import { tracerMiddleware } from "./tracer";
 
 /**
  * Appends the event's correlation keys after `injectLambdaContext` cleared
@@ -15,7 +15,7 @@ function correlationKeys(tools: Powertools): MiddlewareObj {
     before: (request) => {
       const keys = correlationKeysOf(request.event);
       tools.logger.appendKeys(keys);
-      if (keys.runId !== undefined) tools.tracer.putAnnotation("runId", String(keys.runId));
+      if (keys.runId !== undefined) tools.tracer?.putAnnotation("runId", String(keys.runId));
     },
   };
 }
@@ -35,15 +35,17 @@ function flushMetrics(tools: Powertools): MiddlewareObj {
 /**
  * A Lambda entry with the operations middleware every function gets: the
  * Lambda context on every log line (cold start, request id, function) plus
- * correlation keys, an X-Ray segment with the SDK clients captured (a no-op
- * when POWERTOOLS_TRACE_ENABLED=false, as locally) and the EMF flush.
+ * correlation keys, an X-Ray segment with the SDK clients captured (left out,
+ * with the X-Ray SDK never loaded, when POWERTOOLS_TRACE_ENABLED=false, as
+ * locally) and the EMF flush.
  */
 export function observedHandler<E, R>(handler: (event: E, context: Context) => Promise<R>) {
   const tools = powertools();
+  const tracing = tracerMiddleware(tools.tracer);
   return middy<E, R, Error, Context>()
     .use(injectLambdaContext(tools.logger, { resetKeys: true }))
     .use(correlationKeys(tools))
-    .use(captureLambdaHandler(tools.tracer, { captureResponse: false }))
+    .use(tracing ? [tracing] : [])
     .use(flushMetrics(tools))
     .handler(handler);
 }

@@ -29,8 +29,8 @@ export async function traceModelCall<T>(facts: ModelCallFacts, call: (firstToken
     recordTimeToFirstToken(Date.now() - startedAt);
   };
   const { tracer } = powertools();
-  const parent = tracer.isTracingEnabled() ? tracer.getSegment() : undefined;
-  if (!parent) return call(firstToken);
+  const parent = tracer?.isTracingEnabled() ? tracer.getSegment() : undefined;
+  if (!tracer || !parent) return call(firstToken);
   const subsegment = parent.addNewSubsegment(MODEL_CALL_SUBSEGMENT);
   tracer.setSegment(subsegment);
   subsegment.addAnnotation("provider", facts.provider);

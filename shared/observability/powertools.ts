@@ -1,7 +1,8 @@
 import { Logger } from "@aws-lambda-powertools/logger";
 import { Metrics } from "@aws-lambda-powertools/metrics";
-import { Tracer } from "@aws-lambda-powertools/tracer";
+import type { Tracer } from "@aws-lambda-powertools/tracer";
 import { METRICS_NAMESPACE } from "./names";
+import { createTracer } from "./tracer";
 
 /** POWERTOOLS_SERVICE_NAME of every function (infra/functions.ts sets the same). */
 export const DEFAULT_SERVICE_NAME = "agent-runner";
@@ -9,7 +10,8 @@ export const DEFAULT_SERVICE_NAME = "agent-runner";
 export interface Powertools {
   logger: Logger;
   metrics: Metrics;
-  tracer: Tracer;
+  /** Undefined when POWERTOOLS_TRACE_ENABLED is false: the X-Ray SDK is then never loaded (./tracer.ts). */
+  tracer: Tracer | undefined;
 }
 
 let instances: Powertools | undefined;
@@ -28,7 +30,7 @@ export function powertools(): Powertools {
       namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? METRICS_NAMESPACE,
       serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? DEFAULT_SERVICE_NAME,
     }),
-    tracer: new Tracer({ serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? DEFAULT_SERVICE_NAME }),
+    tracer: createTracer(process.env.POWERTOOLS_SERVICE_NAME ?? DEFAULT_SERVICE_NAME),
   };
   return instances;
 }

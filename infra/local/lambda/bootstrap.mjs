@@ -7,6 +7,8 @@ import { pathToFileURL } from "node:url";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { Writable } from "node:stream";
+import v8 from "node:v8";
+import { runInNewContext } from "node:vm";
 
 // Reads of variables the environment does not have are recorded and reported with each
 // answer: code that expects configuration its template does not give it is caught in tests.
@@ -102,6 +104,12 @@ async function invokeStreaming(handler, message) {
   parentPort.postMessage({ requestId: message.requestId, ok: true, payload: "null", streamed: true, missingEnvReads: [...missingEnvReads] });
 }
 
+// Diagnostics only: a full GC of this sandbox's heap, so the probe reads live objects, not garbage.
+function collectGarbage() {
+  v8.setFlagsFromString("--expose-gc");
+  runInNewContext("gc")();
+}
+
 // The init phase: the handler module is imported before the first invocation
 // is handed over (the pool starts the invocation's timeout after this). A
 // failed import is reported by the invocation that awaits it.
@@ -111,6 +119,11 @@ loadHandler().then(
 );
 
 parentPort.on("message", async (message) => {
+  // Diagnostics (bench/mem-probe.ts): this sandbox's own V8 heap, which the parent's figures do not include.
+  if (message.probe === "heap") {
+    if (message.gc) collectGarbage();
+    return parentPort.postMessage({ probe: "heap", usage: process.memoryUsage() });
+  }
   try {
     const handler = await loadHandler();
     if (handler[STREAMING] === "response") return await invokeStreaming(handler, message);

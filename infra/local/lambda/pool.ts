@@ -137,6 +137,25 @@ export class FunctionPool {
     return running.length;
   }
 
+  /** Diagnostics (bench/mem-probe.ts): each idle sandbox's own heap (process.memoryUsage() inside it). */
+  async idleHeaps(options: { gc?: boolean } = {}): Promise<NodeJS.MemoryUsage[]> {
+    const idle = [...this.sandboxes].filter((sandbox) => !sandbox.busy);
+    return Promise.all(
+      idle.map(
+        (sandbox) =>
+          new Promise<NodeJS.MemoryUsage>((resolve) => {
+            const onMessage = (message: { probe?: string; usage?: NodeJS.MemoryUsage }) => {
+              if (message.probe !== "heap") return;
+              sandbox.worker.off("message", onMessage);
+              resolve(message.usage!);
+            };
+            sandbox.worker.on("message", onMessage);
+            sandbox.worker.postMessage({ probe: "heap", gc: options.gc === true });
+          }),
+      ),
+    );
+  }
+
   busyCount(): number {
     return [...this.sandboxes].filter((s) => s.busy).length;
   }
