@@ -204,7 +204,9 @@ function withTaskFaults(overrides: Record<string, TaskOverride>, record: Executi
         const fault = hook({ executionArn: record.executionArn, name: record.name, state });
         if (fault === "lost") actions.lose(record);
         if (fault === "runtime_failure") actions.fail(record, { status: "FAILED", error: STATES_RUNTIME, cause: `fault injected: the service failed the execution entering ${state}` });
-        if (fault) throw new Error(`fault injected: ${fault} at ${state}`); // the engine is stopped: nobody reads it
+        // Never settles: the engine's abort does not interrupt a Task in flight, and a failed Task would
+        // go on through its Retry/Catch as if the execution still ran.
+        if (fault) return new Promise<JsonValue>(() => undefined);
         return invoke(input);
       },
     ]),
