@@ -11,11 +11,16 @@
  *   Step Functions tasks, rules): a rule refuses it as Lambda does when
  *   throttled (TooManyRequestsException; a task then sees
  *   Lambda.TooManyRequestsException).
+ * - the local Step Functions sees each Task state its executions enter: a
+ *   rule fails the execution there with States.Runtime (the service's own
+ *   failure) or loses it (as if deleted: no event, no record), the Task's
+ *   function not invoked.
  * Each rule fires `times` times (default 1) and records its hits.
  */
 import type { WireError } from "./aws-edge/wire-errors";
 import { coralError } from "./aws-edge/wire-errors";
 import { LambdaFunctionError, LambdaServiceError } from "./lambda-context";
+import type { TaskFault } from "./step-functions";
 
 export type FaultEffect =
   /** The service's throttling answer (DynamoDB ThrottlingException / ProvisionedThroughputExceededException, SQS, Step Functions, Lambda TooManyRequestsException). */
@@ -53,7 +58,17 @@ export interface InvokeFaultRule {
   times?: number;
 }
 
-export type FaultRule = EdgeFaultRule | InvokeFaultRule;
+export interface ExecutionFaultRule {
+  at: "execution";
+  /** The Task state whose entry the fault hits (infra/state-machine.ts STATE_NAMES, e.g. "Attempt"). */
+  state: string;
+  /** Only executions with this name (a run's first is named by its run id; re-drives `<runId>-r<n>`). */
+  executionName?: string;
+  effect: { kind: TaskFault };
+  times?: number;
+}
+
+export type FaultRule = EdgeFaultRule | InvokeFaultRule | ExecutionFaultRule;
 
 export interface FaultHit {
   rule: FaultRule;
@@ -108,6 +123,12 @@ export class FaultPlan {
     if (armed.effect.kind === "crash") return new LambdaFunctionError({ errorType: "Runtime.ExitError", errorMessage: "RequestId: fault injected: Runtime exited with error: signal: killed" });
     if (armed.effect.kind === "timeout") return new LambdaFunctionError({ errorType: "Sandbox.Timedout", errorMessage: "RequestId: fault injected: Task timed out" });
     return new LambdaServiceError("TooManyRequestsException", "Rate Exceeded.");
+  }
+
+  /** The local Step Functions asks as an execution enters a Task state. */
+  executionFault(task: { name: string; state: string }): TaskFault | undefined {
+    const armed = this.take((rule) => rule.at === "execution" && rule.state === task.state && (rule.executionName === undefined || rule.executionName === task.name), `${task.name} entering ${task.state}`);
+    return armed?.at === "execution" ? armed.effect.kind : undefined;
   }
 
   private take(matches: (rule: FaultRule) => boolean, detail: string): FaultRule | undefined {

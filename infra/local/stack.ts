@@ -250,6 +250,7 @@ async function startEmulators(options: LocalStackOptions, closers: (() => Promis
     },
     // With a data folder, running executions survive a restart (kill -9 included).
     ...(options.dataDir ? { journalDir: join(options.dataDir, "stepfunctions") } : {}),
+    ...(options.faults ? { taskFault: (task: { name: string; state: string }) => options.faults!.executionFault(task) } : {}),
   });
   closers.unshift(() => sfn.close());
   const secrets = createLocalSecretsManager({ region: LOCAL_REGION, accountId: LOCAL_ACCOUNT, ...(options.dataDir ? { persistFile: join(options.dataDir, "secrets.json") } : {}) });

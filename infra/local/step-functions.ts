@@ -30,12 +30,12 @@ import { DEFAULT_MAX_CLOSED_EXECUTIONS, ExecutionStore, type ExecutionSummary } 
 import { startJsonProtocolServer } from "./step-functions/http";
 import { createExecutionJournal, NO_JOURNAL, resumePoint, type ExecutionJournal } from "./step-functions/journal";
 import { type LocalStateMachine, MachineRegistry } from "./step-functions/machines";
-import { createRunner, type LocalExecutionEvent, type Runner } from "./step-functions/runner";
+import { createRunner, type LocalExecutionEvent, type Runner, type TaskFaultHook } from "./step-functions/runner";
 
 export type { LocalStateMachine } from "./step-functions/machines";
 export type { TaskHandler } from "./step-functions/tasks";
 export type { ExecutionStatus, ExecutionSummary } from "./step-functions/executions";
-export type { EngineEvent, LocalExecutionEvent } from "./step-functions/runner";
+export type { EngineEvent, LocalExecutionEvent, TaskFault, TaskFaultHook } from "./step-functions/runner";
 export { STATE_PAYLOAD_LIMIT_BYTES } from "./step-functions/limits";
 
 export interface LocalStepFunctions {
@@ -70,6 +70,8 @@ export interface StartLocalStepFunctionsOptions {
   maxClosedExecutions?: number;
   /** Keep running executions here so they survive a restart (step-functions/journal.ts); in memory when absent. */
   journalDir?: string;
+  /** Fault injection (tests): asked as each Task state is entered (step-functions/runner.ts TaskFault). */
+  taskFault?: TaskFaultHook;
 }
 
 /** How long close() waits for abandoned task invocations before giving up on them. */
@@ -81,7 +83,7 @@ export async function startLocalStepFunctions(options: StartLocalStepFunctionsOp
   const tokens = new TaskTokenRegistry();
   const registry = new MachineRegistry(scope, (work) => store.track(work), tokens);
   const journal = options.journalDir ? createExecutionJournal(options.journalDir) : NO_JOURNAL;
-  const runner = createRunner({ store, scope, emit: safeEmitter(options), logger: options.logger, journal });
+  const runner = createRunner({ store, scope, emit: safeEmitter(options), logger: options.logger, journal, ...(options.taskFault ? { taskFault: options.taskFault } : {}) });
   const server = await startJsonProtocolServer({
     host: options.host ?? "127.0.0.1",
     port: options.port,

@@ -37,8 +37,10 @@ export function diedOfInfrastructure(execution: ExecutionState | undefined): boo
  * MAX_REDRIVES times; after that, or when this deployment cannot start
  * executions, it ends at once with a clear error.
  */
-export async function redriveOrEnd(deps: RunDeps, run: RunRecord, execution: ExecutionState | undefined): Promise<"redriven" | "ended"> {
-  const generation = Number(REDRIVEN.exec(runIdOfExecutionTail(run.executionArn))?.[1] ?? 0) + 1;
+export async function redriveOrEnd(deps: RunDeps, run: RunRecord, execution: ExecutionState | undefined, diedName?: string): Promise<"redriven" | "ended"> {
+  // The died execution's own name counts too: a re-drive that dies at once can report its end before the
+  // run record names it, and a stale generation would "re-drive" into the closed name it already used.
+  const generation = Math.max(redriveGeneration(runIdOfExecutionTail(run.executionArn)), redriveGeneration(diedName ?? "")) + 1;
   if (generation <= MAX_REDRIVES && deps.executions.continueRun) {
     const started = await deps.executions.continueRun(`${run.runId}-r${generation}`, { runId: run.runId });
     if (started.executionArn) await recordExecution(deps.db, run.runId, started.executionArn);
@@ -47,6 +49,10 @@ export async function redriveOrEnd(deps: RunDeps, run: RunRecord, execution: Exe
   }
   await endDeadRun(deps, run, execution ?? { status: "FAILED", error: "ExecutionDoesNotExist", cause: "The run's execution no longer exists." });
   return "ended";
+}
+
+function redriveGeneration(executionName: string): number {
+  return Number(REDRIVEN.exec(executionName)?.[1] ?? 0);
 }
 
 function runIdOfExecutionTail(executionArn: string | undefined): string {
@@ -111,7 +117,7 @@ export async function onExecutionEnded(deps: RunDeps, ended: ExecutionEnded): Pr
     if (state === "unknown" || !state || !isClosed(state.status)) return "ignored";
   }
   const state: ExecutionState = { status: ended.status, ...(ended.error ? { error: ended.error } : {}), ...(ended.cause ? { cause: ended.cause } : {}) };
-  if (diedOfInfrastructure(state) && (await redriveOrEnd(deps, run, state)) === "redriven") return "ignored";
+  if (diedOfInfrastructure(state) && (await redriveOrEnd(deps, run, state, ended.name)) === "redriven") return "ignored";
   await endDeadRun(deps, run, state);
   return "finalized";
 }

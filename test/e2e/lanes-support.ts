@@ -20,6 +20,20 @@ export async function postAgent(stack: LocalStack, body: Record<string, unknown>
   return { status: response.status, body: await response.json(), sentAt, answeredAt: Date.now() };
 }
 
+/**
+ * What a real client does with the gateway's retryable answers: a 429, a 5xx (the authorizer failed,
+ * the integration timed out while the intake may still finish) or a dropped connection is sent again
+ * with the same idempotency key, so a retry never makes a second run. Any other answer is returned.
+ */
+export async function postAgentRetrying(stack: LocalStack, body: Record<string, unknown> & { idempotencyKey: string }, maxTries = 6): Promise<Posted & { tries: number }> {
+  for (let tries = 1; ; tries += 1) {
+    const posted = await postAgent(stack, body).catch((error: unknown) => ({ status: 0, body: { error: String(error) }, sentAt: Date.now(), answeredAt: Date.now() }));
+    const retryable = posted.status === 0 || posted.status === 429 || posted.status >= 500;
+    if (!retryable || tries >= maxTries) return { ...posted, tries };
+    await new Promise((resolve) => setTimeout(resolve, 500 * tries));
+  }
+}
+
 export async function runsOf(stack: LocalStack, runIds: string[]): Promise<RunRecord[]> {
   return Promise.all(runIds.map(async (id) => (await getRun(stack.deps.db, id))!));
 }

@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createLambdaContext } from "../../infra/local/lambda-context";
 import type { LocalStack } from "../../infra/local/stack";
+import { listAttempts } from "../../shared/aws/attempts";
 import { getRun } from "../../shared/aws/runs";
 import { chat, FakeOpenAIServer, heldChat, openAIErrorBody } from "../support/fake-openai-server";
 import { RUN_END_TIMEOUT_MS } from "../support/timeouts";
@@ -23,10 +24,18 @@ beforeAll(async () => {
   ({ stack, oai } = await startStackWithFakeOpenAI());
 });
 afterAll(async () => stopStackWithFakeOpenAI({ stack, oai }));
+// The tests share one fake model server: a step one test leaves behind would answer the next test's run
+// (a leftover "pong" once ended the chat.abort test's run before its abort arrived). Each test consumes
+// what it scripts, or removes it itself and says why.
+afterEach(() => {
+  const left = oai.pending;
+  oai.clear();
+  expect(left, "scripted model answers left unconsumed").toBe(0);
+});
 
 const isRes = (id: string) => (f: Frame) => f.type === "res" && f.id === id;
 const isFinal = (id: string) => (f: Frame) => isRes(id)(f) && f.payload?.status !== "accepted";
-const slowPong = (words: number, frameDelayMs: number) => ({ ...chat.stream({ text: [...Array.from({ length: words }, () => "p"), "ong"] }), frameDelayMs });
+const requestsWith = (text: string) => oai.requests.filter((r) => JSON.stringify((r.body as { messages?: unknown })?.messages ?? "").includes(text));
 
 /** Opens a socket the way the CLI does: wait for the challenge, then `connect`. */
 async function cliSession(scopes?: string[]): Promise<{ client: TestWsClient; hello: Frame; challenge: Frame }> {
@@ -158,17 +167,27 @@ describe("OpenClaw CLI turn", () => {
     }
   }, RUN_END_TIMEOUT_MS);
 
-  it("bounds the run by the client's timeout", async () => {
-    // Ten seconds of stream against a 1 s budget: a slower machine only makes it longer. (A stall instead
-    // made a second model request under load and took the next test's scripted answer.)
-    oai.enqueue(slowPong(200, 50));
+  it("bounds the run by the client's timeout, and a timed-out run ends without another model call", async () => {
+    // The answer is held for as long as the test lasts: only the 1 s budget can end the run. Under load the
+    // budget may run out before the model is called at all (start and prelude take longer than 1 s); then
+    // the held answer is never requested, and the test removes it itself.
+    const answer = heldChat({ text: "pong" });
+    oai.enqueue(answer.step);
     const { client } = await cliSession();
     try {
       const agent = cliAgent("take your time", { sessionId: "proto-t1" }, undefined, 1);
       client.sendRaw(JSON.stringify(agent));
+      const ack = await client.waitFor(isRes(agent.id));
       const final = await client.waitFor(isFinal(agent.id));
       expect(final).toMatchObject({ ok: false, payload: { status: "timeout" }, error: { code: "TIMEOUT" } });
+      await stack.idle();
+      // A run past its budget is over: no retry, no idle-timeout retry, no second attempt (reference §N.114).
+      expect(await getRun(stack.deps.db, ack.payload.runId)).toMatchObject({ status: "timeout", error: expect.stringContaining("time budget") });
+      expect(requestsWith("take your time").length).toBeLessThanOrEqual(1);
+      expect((await listAttempts(stack.deps.db, ack.payload.runId)).length).toBeLessThanOrEqual(1);
     } finally {
+      answer.release();
+      if (requestsWith("take your time").length === 0) oai.clear(); // the budget ran out before the model call
       await client.close();
     }
   }, RUN_END_TIMEOUT_MS);
@@ -197,7 +216,9 @@ describe("OpenClaw CLI side methods", () => {
   }, RUN_END_TIMEOUT_MS);
 
   it("chat.abort (the CLI's SIGINT) stops the run; the final answer says aborted", async () => {
-    oai.enqueue(slowPong(300, 50));
+    // Held after its first word until the test ends: the run is streaming when the abort arrives, however slow the machine.
+    const answer = heldChat({ text: "pong" });
+    oai.enqueue(answer.step);
     const { client } = await cliSession();
     try {
       const agent = cliAgent("never mind", { sessionId: "proto-s4" });
@@ -208,7 +229,9 @@ describe("OpenClaw CLI side methods", () => {
       client.sendRaw(JSON.stringify(abort));
       expect(await client.waitFor(isRes(abort.id))).toMatchObject({ ok: true, payload: { aborted: true, runIds: [ack.payload.runId] } });
       expect(await client.waitFor(isFinal(agent.id))).toMatchObject({ ok: false, payload: { status: "aborted" }, error: { code: "ABORTED" } });
+      expect(requestsWith("never mind")).toHaveLength(1);
     } finally {
+      answer.release();
       await client.close();
     }
   }, RUN_END_TIMEOUT_MS);

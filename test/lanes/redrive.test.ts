@@ -1,7 +1,7 @@
 /** The sweeper re-drives runs whose execution died for an infrastructure reason, then ends them (issue 16). */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getRun } from "../../shared/aws/runs";
-import { MAX_REDRIVES } from "../../shared/sweeper/dead-runs";
+import { MAX_REDRIVES, onExecutionEnded } from "../../shared/sweeper/dead-runs";
 import { sweep } from "../../shared/sweeper/sweep";
 import { LaneHarness } from "./harness";
 import { Tables, testConfig } from "./support";
@@ -51,5 +51,20 @@ describe("sweeper: executions that died of the service", () => {
     await sweep(deps);
     expect(h.executions.created).toContain(`${runId}-r1`);
     expect((await getRun(h.db, runId))?.status).toBe("running");
+  });
+
+  it("counts the re-drive that died from its own name, when its end arrives before the run record names it", async () => {
+    const { h, deps, runId } = await runningRun();
+    const arn = (name: string) => `arn:aws:states:us-east-1:000000000000:execution:m:${name}`;
+    // The record still names the first execution; its re-drive -r1 already died.
+    h.executions.states.set(runId, { status: "FAILED", error: "States.Runtime" });
+    h.executions.states.set(`${runId}-r1`, { status: "FAILED", error: "States.Runtime" });
+    await onExecutionEnded(deps, { name: `${runId}-r1`, executionArn: arn(`${runId}-r1`), status: "FAILED", error: "States.Runtime" });
+    expect(h.executions.created).toContain(`${runId}-r2`);
+    expect((await getRun(h.db, runId))?.status).toBe("running");
+    // And the last allowed re-drive dying ends the run, whatever the record names.
+    h.executions.states.set(`${runId}-r${MAX_REDRIVES}`, { status: "FAILED", error: "States.Runtime" });
+    expect(await onExecutionEnded(deps, { name: `${runId}-r${MAX_REDRIVES}`, executionArn: arn(`${runId}-r${MAX_REDRIVES}`), status: "FAILED", error: "States.Runtime" })).toBe("finalized");
+    expect(await getRun(h.db, runId)).toMatchObject({ status: "error", error: expect.stringContaining("States.Runtime") });
   });
 });

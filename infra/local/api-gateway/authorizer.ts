@@ -7,8 +7,16 @@
  * policy that does not cover the method a 403, anything else a 500. Results
  * are cached by the identity source values for the authorizer's TTL (REST);
  * a missing identity source is a 401 without invoking the function.
+ *
+ * No timer of the gateway's own: API Gateway's 29 s integration timeout does
+ * not apply to authorizers, the function's own Timeout bounds it (the
+ * sandbox pool enforces it from the invocation's start, after init, as Lambda
+ * does), and a timed-out authorizer is a 500 like any failed one. A timer
+ * here also counted the wait for a free local sandbox and the cold start:
+ * under load, 25 concurrent first requests answered 500 "authorizer failure"
+ * where AWS, which starts an environment per concurrent request (up to the
+ * reserved 20), answers them all.
  */
-import { invokeWithTimeout } from "./invoke";
 
 export interface AuthorizerSpec {
   /** Invokes the authorizer function (in its sandbox, on the local stack). */
@@ -31,8 +39,6 @@ export interface RequestFacts {
   event: Record<string, unknown>;
 }
 
-const AUTHORIZER_TIMEOUT_MS = 10_000;
-
 export const UNAUTHORIZED = { kind: "deny", statusCode: 401, message: "Unauthorized" } as const;
 const FORBIDDEN = { kind: "deny", statusCode: 403, message: "User is not authorized to access this resource with an explicit deny" } as const;
 
@@ -47,16 +53,24 @@ export class LocalAuthorizer {
     const cacheKey = this.spec.ttlSeconds > 0 && identity.length > 0 ? JSON.stringify(identity) : undefined;
     const cached = cacheKey ? this.cache.get(cacheKey) : undefined;
     if (cached && cached.until > Date.now()) return decide(cached.policy, request.methodArn);
-    const outcome = await invokeWithTimeout(() => this.spec.invoke({ ...request.event, methodArn: request.methodArn, headers: request.headers, queryStringParameters: request.query }), AUTHORIZER_TIMEOUT_MS);
+    const outcome = await this.invoke(request);
     if (outcome.kind === "threw") {
       const message = outcome.error instanceof Error ? outcome.error.message : String(outcome.error);
       return message === "Unauthorized" ? UNAUTHORIZED : { kind: "deny", statusCode: 500, message: "Internal server error" };
     }
-    if (outcome.kind === "timedOut") return { kind: "deny", statusCode: 500, message: "Internal server error" };
     const policy = parseResult(outcome.value);
     // API Gateway caches allow and deny policies alike (not errors).
     if (cacheKey && policy) this.cache.set(cacheKey, { policy, until: Date.now() + this.spec.ttlSeconds * 1000 });
     return decide(policy, request.methodArn);
+  }
+
+  private async invoke(request: RequestFacts): Promise<{ kind: "returned"; value: unknown } | { kind: "threw"; error: unknown }> {
+    try {
+      const value = await this.spec.invoke({ ...request.event, methodArn: request.methodArn, headers: request.headers, queryStringParameters: request.query });
+      return { kind: "returned", value };
+    } catch (error) {
+      return { kind: "threw", error };
+    }
   }
 }
 

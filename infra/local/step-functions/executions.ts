@@ -65,6 +65,15 @@ export class ExecutionStore {
     return true;
   }
 
+  /** Fault injection: a running execution vanishes (no outcome; DescribeExecution no longer finds it). */
+  forget(record: ExecutionRecord): void {
+    if (record.status !== "RUNNING") return;
+    this.records.delete(record.executionArn);
+    record.status = "ABORTED"; // the detached record: a late outcome for it is ignored
+    this.running -= 1;
+    this.notifyIfIdle();
+  }
+
   list(stateMachineArn?: string, status?: ExecutionStatus): ExecutionSummary[] {
     return [...this.records.values()]
       .filter((record) => stateMachineArn === undefined || record.stateMachineArn === stateMachineArn)

@@ -48,12 +48,23 @@ export interface Runner {
   stop(record: ExecutionRecord, detail: StopDetail): void;
 }
 
+/**
+ * Fault injection (infra/local/faults.ts): what happens to an execution as it
+ * enters a Task state. `runtime_failure`: the execution FAILS with
+ * States.Runtime (the service's own failure, its "closed" event is sent);
+ * `lost`: the execution is gone without a trace or an event (as if deleted).
+ * Either way the Task's function is not invoked.
+ */
+export type TaskFault = "runtime_failure" | "lost";
+export type TaskFaultHook = (task: { executionArn: string; name: string; state: string }) => TaskFault | undefined;
+
 export interface RunnerDeps {
   store: ExecutionStore;
   scope: ArnScope;
   emit: (event: LocalExecutionEvent) => void;
   logger?: LocalLogger;
   journal: ExecutionJournal;
+  taskFault?: TaskFaultHook;
 }
 
 /** How long a closed execution's "closed" event waits for its event log to drain. */
@@ -82,10 +93,25 @@ export function createRunner(deps: RunnerDeps): Runner {
     );
     deps.store.close(record, outcome);
   };
+  // An execution that vanishes: no outcome, no "closed" event, DescribeExecution no longer knows it.
+  const lose = (record: ExecutionRecord): void => {
+    if (record.status !== "RUNNING") return;
+    deps.journal.closed(record.executionArn);
+    const abort = handles.get(record.executionArn)?.abort;
+    handles.delete(record.executionArn);
+    deps.store.forget(record); // before the abort: the engine's rejection then finds it closed
+    abort?.();
+  };
+  const fail = (record: ExecutionRecord, outcome: ExecutionOutcome): void => {
+    const abort = handles.get(record.executionArn)?.abort;
+    finish(record, outcome);
+    abort?.();
+  };
+  const faults: FaultActions = { finish, fail, lose };
   return {
     launch: (record, machine) => {
       deps.journal.started({ executionArn: record.executionArn, stateMachineArn: machine.arn, name: record.name, input: record.input, startDate: record.startDate.getTime() });
-      const handle = launch(record, machine, deps, finish, { engine: machine.engine, input: record.inputValue });
+      const handle = launch(record, machine, deps, faults, { engine: machine.engine, input: record.inputValue });
       if (handle && record.status === "RUNNING") handles.set(record.executionArn, handle);
     },
     resume: (record, machine, at) => {
@@ -94,7 +120,7 @@ export function createRunner(deps: RunnerDeps): Runner {
         return finish(record, { status: "FAILED", error: STATES_RUNTIME, cause: at.kind === "unresumable" ? at.cause : "Its state machine is not deployed." });
       }
       const from = at.kind === "state" ? { engine: machine.engineFrom(at.state), input: at.input } : { engine: machine.engine, input: record.inputValue };
-      const handle = launch(record, machine, deps, finish, from);
+      const handle = launch(record, machine, deps, faults, from);
       if (handle && record.status === "RUNNING") handles.set(record.executionArn, handle);
     },
     detachAll: () => {
@@ -110,19 +136,27 @@ export function createRunner(deps: RunnerDeps): Runner {
   };
 }
 
+interface FaultActions {
+  finish: (record: ExecutionRecord, outcome: ExecutionOutcome) => void;
+  /** Closes it with this outcome and stops its engine. */
+  fail: (record: ExecutionRecord, outcome: ExecutionOutcome) => void;
+  lose: (record: ExecutionRecord) => void;
+}
+
 function launch(
   record: ExecutionRecord,
   machine: RegisteredMachine,
   deps: RunnerDeps,
-  finish: (record: ExecutionRecord, outcome: ExecutionOutcome) => void,
+  actions: FaultActions,
   from: { engine: StateMachine; input: unknown },
 ): RunHandle | undefined {
+  const { finish } = actions;
   // Set when the runner itself fails the execution (a state output over the
   // quota): the library only knows "aborted", the record must say why.
   let failure: StopDetail | undefined;
   try {
     const run = from.engine.run(from.input as JsonValue, {
-      overrides: { taskResourceLocalHandlers: journaled(machine.overrides, record.executionArn, deps.journal), ...(machine.waitStateMs ? { waitTimeOverrides: machine.waitStateMs } : {}) },
+      overrides: { taskResourceLocalHandlers: withTaskFaults(journaled(machine.overrides, record.executionArn, deps.journal), record, deps.taskFault, actions), ...(machine.waitStateMs ? { waitTimeOverrides: machine.waitStateMs } : {}) },
       context: contextObject(record, machine, deps.scope),
     });
     const onEvent = (event: EngineEvent): void => {
@@ -155,6 +189,25 @@ function journaled(overrides: Record<string, TaskOverride>, executionArn: string
         const output = await invoke(input);
         journal.taskSucceeded(executionArn, state, input, output);
         return output;
+      },
+    ]),
+  );
+}
+
+/** Asks the fault hook as each Task is entered; a faulted execution ends (or vanishes) instead of invoking it. */
+function withTaskFaults(overrides: Record<string, TaskOverride>, record: ExecutionRecord, hook: TaskFaultHook | undefined, actions: FaultActions): Record<string, TaskOverride> {
+  if (!hook) return overrides;
+  return Object.fromEntries(
+    Object.entries(overrides).map(([state, invoke]) => [
+      state,
+      async (input: JsonValue) => {
+        const fault = hook({ executionArn: record.executionArn, name: record.name, state });
+        if (fault === "lost") actions.lose(record);
+        if (fault === "runtime_failure") actions.fail(record, { status: "FAILED", error: STATES_RUNTIME, cause: `fault injected: the service failed the execution entering ${state}` });
+        // Never settles: the engine's abort does not interrupt a Task in flight, and a failed Task would
+        // go on through its Retry/Catch as if the execution still ran.
+        if (fault) return new Promise<JsonValue>(() => undefined);
+        return invoke(input);
       },
     ]),
   );
