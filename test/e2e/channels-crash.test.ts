@@ -61,7 +61,8 @@ describe("a crash between the final send and its ledger write", () => {
     await env.stack.idle();
     expect(plan.pending, "the kill fired").toBe(0);
     expect(plan.hits).toHaveLength(1);
-    console.info(`killed: ${plan.hits[0].detail}`);
+    // The Attempt finalizes inline (shared/run/folded-step.ts): it is the one delivering, and the one killed.
+    expect(plan.hits[0].detail).toBe("attempt dynamodb:UpdateItem");
 
     // The first sendMessage is the preview's, refused; after it, the final text went out once.
     const sends = env.telegram.method("sendMessage").filter((call) => String(call.body.chat_id) === chatId);
