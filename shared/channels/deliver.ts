@@ -5,7 +5,7 @@ import type { ChannelTarget } from "../core/channel-target";
 import { splitMessage } from "../core/split-message";
 import type { HookRegistry } from "../hooks/registry";
 import type { Log } from "../ports/run-deps";
-import { claimPart, closeLedger, markClosing, openLedger, reclaimFailedPart, recordPart, retryablePart, type DeliveryLedger, type LedgerPart } from "./ledger";
+import { claimPart, closeLedger, markClosing, openLedger, readLedger, reclaimFailedPart, reclaimUnknownPreview, recordPart, retryablePart, unknownPreviewPart, type DeliveryLedger, type LedgerPart } from "./ledger";
 import { afterSend, beforeSend, type OutboundRef } from "./outbound-hooks";
 import type { SendDecision } from "../hooks/runners";
 import { messengerFor, UnknownChannelAccountError, type Messenger } from "./messenger";
@@ -68,7 +68,8 @@ export async function deliverChannelReply(deps: DeliverDeps, runId: string, know
 /** An account removed from the configuration since the message came in: log it, never fail the finalize. */
 function messengerOrNone(deps: DeliverDeps, run: DeliverableRun): Messenger | undefined {
   try {
-    return messengerFor(deps.channels, run.channelTarget!);
+    const timeoutMs = deps.retry?.callTimeoutMs;
+    return messengerFor(deps.channels, run.channelTarget!, timeoutMs !== undefined ? { timeoutMs } : {});
   } catch (error) {
     if (!(error instanceof UnknownChannelAccountError)) throw error;
     deps.log.error("channel reply not delivered", { runId: run.runId, error: error.message });
@@ -103,10 +104,17 @@ async function deliverParts(deps: DeliverDeps, run: DeliverableRun, messenger: M
       if (!(await finishPreview(deps, run, messenger, ref, index, existing!, decision))) return "delivered";
       continue;
     }
-    if (existing && !retrying) continue;
+    // The preview's first send has an unknown outcome (its Lambda died mid-send): the final text goes out as a new message.
+    const takeOver = index === 0 && unknownPreviewPart(existing);
+    if (existing && !retrying && !takeOver) continue;
     // A failed part is claimed again (failed -> sending): of two deliveries racing, one sends, and
     // the rest of the reply is that one's too (it closes the ledger; parts stay in order).
-    if (!(await (retrying ? reclaimFailedPart : claimPart)(deps.db, run.runId, index))) return "contended";
+    if (!(await (retrying ? reclaimFailedPart : takeOver ? reclaimUnknownPreview : claimPart)(deps.db, run.runId, index))) {
+      // The preview recorded (or released) its message after our read: finish what it left. Once:
+      // no preview claims part 0 after `closing` (claimPreviewPart), so part 0 is no longer its claim.
+      if (takeOver) return deliverParts(deps, run, messenger, (await readLedger(deps.db, run.runId))!, parts);
+      return "contended";
+    }
     if (decision.cancelled) {
       await recordPart(deps.db, run.runId, index, { state: "cancelled" });
       return "delivered"; // cancel is terminal: nothing after it goes out either

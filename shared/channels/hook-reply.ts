@@ -43,7 +43,7 @@ export async function deliverHookReply(deps: DeliverDeps, run: DeliverableRun, t
   });
   const post = async (): Promise<PlatformResult<void>> => {
     const headers = signStandardWebhook(secret, hookReplyId(run.runId), body, deps.db.now());
-    const out = await postJson(target.replyUrl!, body, { headers, publicOnly: !deps.channels.allowPrivateReplyUrls });
+    const out = await postJson(target.replyUrl!, body, { headers, publicOnly: !deps.channels.allowPrivateReplyUrls, ...(deps.retry?.callTimeoutMs !== undefined ? { timeoutMs: deps.retry.callTimeoutMs } : {}) });
     if (out.status >= 200 && out.status < 300) return { ok: true, data: undefined };
     // A private replyUrl in AWS (the SSRF guard): final, not retried.
     if (out.refused) return { ok: false, retryable: false, error: out.error ?? "replyUrl refused" };

@@ -13,6 +13,11 @@ import { keys } from "../aws/keys";
  *                              +-- crash: the outcome is unknown; the part is never sent
  *                                  again (at most once), the next finalize skips it
  *
+ * except part 0 claimed by the streamed preview (`preview: true`): a crash
+ * there may leave a partial text showing in a message nobody knows the id
+ * of, so the final delivery takes the claim over (reclaimUnknownPreview) and
+ * sends the final text as a new message: the chat always ends on it.
+ *
  * A message that already exists (the streamed preview) is finished with an
  * edit, which repeats harmlessly: a crash around a final *edit* resends the
  * same edit, never a second message. `done` closes the ledger.
@@ -37,6 +42,8 @@ const PartSchema = z.object({
   error: z.string().optional(),
   /** failed: the platform answered 5xx / 429 / timed out, so a later try may succeed (shared/channels/notice-retry.ts). */
   retryable: z.boolean().optional(),
+  /** sending: claimed by the streamed preview's first send (not the final reply's), see reclaimUnknownPreview. */
+  preview: z.boolean().optional(),
 });
 export type LedgerPart = z.infer<typeof PartSchema>;
 
@@ -84,6 +91,72 @@ export async function claimPart(db: Db, runId: string, index: number): Promise<b
         ConditionExpression: "attribute_exists(pk) AND attribute_not_exists(parts.#i)",
         ExpressionAttributeNames: { "#i": String(index) },
         ExpressionAttributeValues: { ":part": { state: "sending" } },
+      }),
+    ),
+  );
+}
+
+/**
+ * The streamed preview claims part 0 for its first send, marked `preview`,
+ * and only while the final delivery has not begun (`closing`, `done`): after
+ * that the final delivery owns part 0.
+ */
+export async function claimPreviewPart(db: Db, runId: string): Promise<boolean> {
+  return conditionally(() =>
+    db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: keys.deliveryLedger(runId),
+        UpdateExpression: "SET parts.#i = :part",
+        ConditionExpression: "attribute_exists(pk) AND attribute_not_exists(parts.#i) AND attribute_not_exists(closing) AND attribute_not_exists(done)",
+        ExpressionAttributeNames: { "#i": "0" },
+        ExpressionAttributeValues: { ":part": { state: "sending", preview: true } },
+      }),
+    ),
+  );
+}
+
+/** Part 0 is the preview's claim with an unknown outcome (its Lambda died, or it is still in flight). */
+export function unknownPreviewPart(part: LedgerPart | undefined): boolean {
+  return part?.state === "sending" && part.preview === true;
+}
+
+/**
+ * The final delivery takes over part 0 from a preview claim whose outcome is
+ * unknown (preview-sending -> sending, conditional): it then sends the final
+ * text as a new message. False when the preview recorded (or released) its
+ * message meanwhile, or another delivery took it over first.
+ */
+export async function reclaimUnknownPreview(db: Db, runId: string): Promise<boolean> {
+  return conditionally(() =>
+    db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: keys.deliveryLedger(runId),
+        UpdateExpression: "SET parts.#i = :part",
+        ConditionExpression: "parts.#i.#state = :sending AND parts.#i.preview = :t",
+        ExpressionAttributeNames: { "#i": "0", "#state": "state" },
+        ExpressionAttributeValues: { ":part": { state: "sending" }, ":sending": "sending", ":t": true },
+      }),
+    ),
+  );
+}
+
+/**
+ * A preview that raced the final delivery records part 0 as its own message
+ * only while part 0 is still its claim or its message; false when the final
+ * delivery took the claim over and sent the final text as a message of its own.
+ */
+export async function recordPreviewRestored(db: Db, runId: string, part: LedgerPart): Promise<boolean> {
+  return conditionally(() =>
+    db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: keys.deliveryLedger(runId),
+        UpdateExpression: "SET parts.#i = :part",
+        ConditionExpression: "parts.#i.messageId = :mine OR (parts.#i.#state = :sending AND parts.#i.preview = :t)",
+        ExpressionAttributeNames: { "#i": "0", "#state": "state" },
+        ExpressionAttributeValues: { ":part": PartSchema.parse(part), ":mine": part.messageId, ":sending": "sending", ":t": true },
       }),
     ),
   );

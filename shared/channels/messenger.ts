@@ -21,11 +21,11 @@ export class UnknownChannelAccountError extends Error {
 }
 
 /** The messenger of a Telegram or Slack target; undefined for hooks (they answer by replyUrl). */
-export function messengerFor(channels: ChannelsConfig, target: ChannelTarget): Messenger | undefined {
+export function messengerFor(channels: ChannelsConfig, target: ChannelTarget, options: { timeoutMs?: number } = {}): Messenger | undefined {
   if (target.kind === "telegram") {
     const account = channels.telegram.accounts[target.accountId];
     if (!account) throw new UnknownChannelAccountError(`telegram account ${target.accountId} is not configured`);
-    const api = createTelegramApi(account.apiBaseUrl, account.botToken);
+    const api = createTelegramApi(account.apiBaseUrl, account.botToken, options.timeoutMs);
     return {
       limit: TELEGRAM_TEXT_LIMIT,
       editIntervalMs: account.editIntervalMs,
@@ -41,7 +41,7 @@ export function messengerFor(channels: ChannelsConfig, target: ChannelTarget): M
   if (target.kind === "slack") {
     const account = channels.slack.accounts[target.accountId];
     if (!account) throw new UnknownChannelAccountError(`slack account ${target.accountId} is not configured`);
-    const api = createSlackApi(account.apiBaseUrl, account.botToken);
+    const api = createSlackApi(account.apiBaseUrl, account.botToken, options.timeoutMs);
     return {
       limit: SLACK_TEXT_LIMIT,
       editIntervalMs: account.editIntervalMs,

@@ -16,6 +16,8 @@ export interface RetryPolicy {
   baseDelayMs: number;
   maxDelayMs: number;
   sleep(ms: number): Promise<void>;
+  /** How long one platform call may take (default http-post.ts's 10 s); the in-request policy's is short. */
+  callTimeoutMs?: number;
 }
 
 export const DEFAULT_RETRY: RetryPolicy = {

@@ -1,7 +1,7 @@
 import type { Db } from "../aws/dynamo";
 import { streamableText } from "../core/silent-prefix";
 import type { Log } from "../ports/run-deps";
-import { claimPart, openLedger, readLedger, recordPart, recordPreviewPart, releasePart, type DeliveryLedger } from "./ledger";
+import { claimPreviewPart, openLedger, readLedger, recordPreviewPart, recordPreviewRestored, releasePart, type DeliveryLedger, type LedgerPart } from "./ledger";
 import type { Messenger } from "./messenger";
 import { withRetry } from "./platform-call";
 import { afterSend, beforeSend, type OutboundRef } from "./outbound-hooks";
@@ -131,7 +131,7 @@ export class ChannelPreview {
       this.disabled = true;
       return "none";
     }
-    if (await claimPart(this.deps.db, this.runId, 0)) {
+    if (await claimPreviewPart(this.deps.db, this.runId)) {
       const sent = await this.messenger.send(text);
       if (!sent.ok) {
         // A clean failure sent nothing: free part 0 for finalize (only a crash leaves it claimed, outcome unknown).
@@ -168,13 +168,25 @@ export class ChannelPreview {
     const messageId = this.messageId!;
     if (closing?.remove) {
       await withRetry(() => this.messenger.remove(messageId));
-      await recordPart(this.deps.db, this.runId, 0, { state: "cancelled", messageId });
+      await this.recordRestored({ state: "cancelled", messageId });
     } else if (closing?.text !== undefined) {
       const text = closing.text;
       const restored = await withRetry(() => this.messenger.edit(messageId, text));
-      if (restored.ok) await recordPart(this.deps.db, this.runId, 0, { state: "sent", messageId, text });
+      if (restored.ok) await this.recordRestored({ state: "sent", messageId, text });
       else this.deps.log.warn("channel preview not restored to the final reply", { runId: this.runId, error: restored.error });
     }
+  }
+
+  /**
+   * Part 0 becomes this message again, unless the final delivery took over
+   * the preview's unrecorded claim and sent the final text as its own
+   * message: this one then goes, so the final text shows once.
+   */
+  private async recordRestored(part: LedgerPart): Promise<void> {
+    if (await recordPreviewRestored(this.deps.db, this.runId, part)) return;
+    if (part.state === "cancelled") return;
+    const removed = await withRetry(() => this.messenger.remove(part.messageId!));
+    if (!removed.ok) this.deps.log.warn("channel preview duplicating the final reply not removed", { runId: this.runId, error: removed.error });
   }
 }
 

@@ -12,9 +12,10 @@ export interface SlackApi {
 /** Slack truncates a message's text past 40,000 characters; split well before it. */
 export const SLACK_TEXT_LIMIT = 39_000;
 
-export function createSlackApi(baseUrl: string, botToken: string): SlackApi {
+/** `timeoutMs`: of each call (http-post.ts's default when absent). */
+export function createSlackApi(baseUrl: string, botToken: string, timeoutMs?: number): SlackApi {
   const call = async (method: string, params: Record<string, unknown>): Promise<PlatformResult<Record<string, unknown>>> => {
-    const out = await postJson(`${baseUrl.replace(/\/$/, "")}/${method}`, JSON.stringify(params), { headers: { authorization: `Bearer ${botToken}` } });
+    const out = await postJson(`${baseUrl.replace(/\/$/, "")}/${method}`, JSON.stringify(params), { headers: { authorization: `Bearer ${botToken}` }, ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
     let answer: Record<string, unknown> | undefined;
     try {
       answer = JSON.parse(out.body) as Record<string, unknown>;

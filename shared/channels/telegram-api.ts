@@ -21,9 +21,10 @@ interface TelegramAnswer {
   parameters?: { retry_after?: number };
 }
 
-export function createTelegramApi(baseUrl: string, botToken: string): TelegramApi {
+/** `timeoutMs`: of each call (http-post.ts's default when absent). */
+export function createTelegramApi(baseUrl: string, botToken: string, timeoutMs?: number): TelegramApi {
   const call = async (method: string, params: Record<string, unknown>): Promise<PlatformResult<unknown>> => {
-    const out = await postJson(`${baseUrl.replace(/\/$/, "")}/bot${botToken}/${method}`, JSON.stringify(params));
+    const out = await postJson(`${baseUrl.replace(/\/$/, "")}/bot${botToken}/${method}`, JSON.stringify(params), timeoutMs !== undefined ? { timeoutMs } : {});
     let answer: TelegramAnswer | undefined;
     try {
       answer = JSON.parse(out.body) as TelegramAnswer;

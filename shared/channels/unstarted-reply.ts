@@ -19,11 +19,12 @@ export interface UnstartedReplyDeps {
 
 /**
  * Inside a webhook request (a message dropped by the intake of a newer one) the notice is
- * tried once: a platform that is down must not hold the platform's 200 for the backoff.
+ * tried once, for at most 1.5 s (not the 10 s of a call outside a request): a platform that
+ * is down, or hangs, must not hold the platform's 200 for the backoff or the timeout.
  * A retryable failure is recorded in the ledger (`failed`) and the notice is handed to the
  * sweeper's retries (shared/channels/notice-retry.ts); an abort retries as usual first.
  */
-export const NOTICE_IN_REQUEST_RETRY: RetryPolicy = { attempts: 1, baseDelayMs: 0, maxDelayMs: 0, sleep: async () => undefined };
+export const NOTICE_IN_REQUEST_RETRY: RetryPolicy = { attempts: 1, baseDelayMs: 0, maxDelayMs: 0, sleep: async () => undefined, callTimeoutMs: 1500 };
 
 /** When an unstarted run carries no error text (it always should): still a notice, never silence. */
 const GENERIC_NOTICE = "The message was not run.";

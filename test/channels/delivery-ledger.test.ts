@@ -151,4 +151,48 @@ describe("streamed preview", () => {
     expect(telegram.method("editMessageText").filter((c) => c.body.chat_id === "721").map((c) => c.body.text)).toEqual(["Final."]);
     expect(telegram.messagesIn("721")).toEqual(["Final."]);
   });
+
+  it("a preview whose first send crashed mid-flight (sent, never recorded): the final text goes out as a new message, once", async () => {
+    const { ChannelPreview } = await import("../../shared/channels/preview");
+    const { messengerFor } = await import("../../shared/channels/messenger");
+    await endedRun("run_preview_crash", "730", "The whole final answer.");
+    const messenger = { ...messengerFor(channels(), { kind: "telegram", accountId: "main", chatId: "730" })!, editIntervalMs: 0 };
+    // The attempt's Lambda dies right after Telegram accepted the preview's sendMessage: part 0 stays the preview's claim.
+    const preview = new ChannelPreview({ db: crashingAfterSend(testDb.db), log: silentLog }, "run_preview_crash", messenger);
+    preview.add("The whole ");
+    await telegram.waitFor(() => telegram.messagesIn("730").length === 1, 10_000, "the preview");
+    await preview.settle();
+    expect(await readLedger(testDb.db, "run_preview_crash")).toMatchObject({ parts: { "0": { state: "sending", preview: true } } });
+    const deps = { db: testDb.db, channels: channels(), log: silentLog, retry: noWait };
+    await deliverChannelReply(deps, "run_preview_crash");
+    await deliverChannelReply(deps, "run_preview_crash");
+    const sends = telegram.method("sendMessage").filter((c) => c.body.chat_id === "730").map((c) => c.body.text);
+    expect(sends).toEqual(["The whole ", "The whole final answer."]);
+    // The lost preview cannot be edited (its message id never came back); the chat ends on the final text.
+    expect(telegram.messagesIn("730").at(-1)).toBe("The whole final answer.");
+    expect(await readLedger(testDb.db, "run_preview_crash")).toMatchObject({ done: true, parts: { "0": { state: "sent", text: "The whole final answer." } } });
+  });
+
+  it("a preview send still in flight when the final delivery takes it over is removed: the final text shows once", async () => {
+    const { ChannelPreview } = await import("../../shared/channels/preview");
+    const { messengerFor } = await import("../../shared/channels/messenger");
+    await endedRun("run_preview_race", "731", "Final, once.");
+    const messenger = { ...messengerFor(channels(), { kind: "telegram", accountId: "main", chatId: "731" })!, editIntervalMs: 0 };
+    let reached!: () => void;
+    const sendReached = new Promise<void>((resolve) => (reached = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    // The outliving attempt's first send is held until the final delivery is over, so its message lands last.
+    const stale = { ...messenger, send: async (text: string) => (reached(), await released, messenger.send(text)) };
+    const preview = new ChannelPreview({ db: testDb.db, log: silentLog }, "run_preview_race", stale);
+    preview.add("Partial ");
+    await sendReached;
+    await deliverChannelReply({ db: testDb.db, channels: channels(), log: silentLog, retry: noWait }, "run_preview_race");
+    expect(telegram.messagesIn("731")).toEqual(["Final, once."]);
+    release();
+    await telegram.waitFor(() => telegram.method("deleteMessage").some((c) => c.body.chat_id === "731"), 10_000, "the late preview removed");
+    await preview.settle();
+    expect(telegram.messagesIn("731")).toEqual(["Final, once."]);
+    expect(await readLedger(testDb.db, "run_preview_race")).toMatchObject({ done: true, parts: { "0": { state: "sent", text: "Final, once." } } });
+  });
 });

@@ -128,6 +128,33 @@ describe("a Telegram message refused while its session is busy (queue mode rejec
     expect(await readLedger(env.stack.deps.db, id)).toMatchObject({ done: true, parts: { "0": { state: "sent" } } });
   });
 
+  it("a platform that hangs on the notice inside the request does not hold the 200; the sweeper delivers the notice once", async () => {
+    const chatId = 733;
+    const notice = telegramBusy(chatId);
+    const hung = barrier();
+    // The in-request try hangs (held until the test releases it, then fails: nothing was sent by it).
+    env.telegram.scriptWhen((c) => c.path.endsWith("/sendMessage") && c.body.chat_id === String(chatId) && c.body.text === notice, { ...SERVER_ERROR, hold: hung.promise });
+    const first = await heldRun(() => postTelegram(env.stack, dm(chatId, "first")), "First answer.");
+    const refused = dm(chatId, "second");
+    // Answered while the platform still holds the notice: the in-request call gave up (short timeout), the 10 s one would not have.
+    const acked = await postTelegram(env.stack, refused);
+    expect(acked).toMatchObject({ status: 200, body: { refused: "busy" } });
+    expect(telegramSends(chatId, notice)).toHaveLength(1);
+    const id = refusedNoticeId(telegramRunId(chatId, refused));
+    expect(await pendingNotice(id)).toMatchObject({ tries: 0, notice: { runId: id } });
+    await env.stack.sweepNow();
+    await env.telegram.waitFor(() => env.telegram.messagesIn(String(chatId)).includes(notice), 120_000, "the retried notice");
+    hung.release();
+    await until(async () => ((await pendingNotice(id)) === undefined ? true : undefined), "the pending notice to be forgotten", 120_000);
+    await env.stack.sweepNow();
+    expect(telegramSends(chatId, notice)).toHaveLength(2); // the hung one, then the one delivered
+    first.release();
+    expect((await ended(first.runId)).status).toBe("ok");
+    await env.stack.idle();
+    expect(env.telegram.messagesIn(String(chatId)).filter((text) => text === notice)).toHaveLength(1);
+    expect(await readLedger(env.stack.deps.db, id)).toMatchObject({ done: true, parts: { "0": { state: "sent" } } });
+  });
+
   it("the typing indicator failing (500) neither blocks nor fails the run", async () => {
     const chatId = 733;
     env.telegram.scriptWhen((c) => c.path.endsWith("/sendChatAction") && c.body.chat_id === String(chatId), SERVER_ERROR, SERVER_ERROR, SERVER_ERROR);

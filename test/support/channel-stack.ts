@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import type { FaultPlan } from "../../infra/local/faults";
 import { startLocalStack, type LocalStack } from "../../infra/local/stack";
 import { loadAgentConfig } from "../../shared/config/config";
 import { slackSignature, signStandardWebhook } from "../../shared/channels/signatures";
@@ -34,6 +35,8 @@ export interface ChannelStackOptions {
   moreAccounts?: boolean;
   /** Queue settings per channel (config `lanes.byChannel`), e.g. a small cap to drop messages. */
   byChannel?: Record<string, Record<string, unknown>>;
+  /** The local stack's fault-injection plan (infra/local/faults.ts), e.g. to kill a function between a send and its ledger write. */
+  faults?: FaultPlan;
 }
 
 export async function startChannelStack(options: ChannelStackOptions = {}): Promise<ChannelStack> {
@@ -58,7 +61,7 @@ export async function startChannelStack(options: ChannelStackOptions = {}): Prom
       allowPrivateReplyUrls: true,
     },
   };
-  return { oai, telegram, slack, receiver, stack: await startLocalStack({ config }) };
+  return { oai, telegram, slack, receiver, stack: await startLocalStack({ config, ...(options.faults ? { faults: options.faults } : {}) }) };
 }
 
 export async function stopChannelStack(parts: Partial<ChannelStack>): Promise<void> {

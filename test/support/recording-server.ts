@@ -15,6 +15,8 @@ export interface ScriptedAnswer {
   status: number;
   body: unknown;
   headers?: Record<string, string>;
+  /** A platform that hangs: the answer waits for this barrier (and goes nowhere if the caller gave up meanwhile). */
+  hold?: Promise<unknown>;
 }
 
 /**
@@ -85,6 +87,8 @@ export class RecordingServer {
     this.calls.push(call);
     const rule = this.rules.find((candidate) => candidate.answers.length > 0 && candidate.matches(call));
     const answer = rule?.answers.shift() ?? this.scripted.shift() ?? this.answer(call);
+    if (answer.hold) await answer.hold;
+    if (res.destroyed) return;
     res.writeHead(answer.status, { "content-type": "application/json", ...answer.headers });
     res.end(JSON.stringify(answer.body));
     const waiters = this.waiters;
