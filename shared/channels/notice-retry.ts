@@ -3,14 +3,15 @@ import * as z from "zod";
 import { conditionally, type Db } from "../aws/dynamo";
 import { keys, prefixes } from "../aws/keys";
 import { queryItems } from "../aws/query-pages";
-import { RunResultSchema } from "../aws/runs";
+import { getRun, RunResultSchema } from "../aws/runs";
 import { ChannelTargetSchema } from "../core/channel-target";
 import { deliverChannelReply, type DeliverableRun, type DeliverDeps } from "./deliver";
 import { closeLedger } from "./ledger";
 import { DEFAULT_RETRY } from "./platform-call";
 
 /**
- * Chat notices retried outside the webhook request. A notice sent inside a
+ * Chat notices and final replies retried outside the request that first
+ * tried them. A notice sent inside a
  * webhook request (a message refused or dropped by the intake of a newer one)
  * is tried once there, so the platform's 200 never waits for a backoff. When
  * that one try fails retryably (5xx, 429, timeout) its ledger part stays
@@ -32,7 +33,8 @@ const PendingNoticeSchema = z.object({
   notice: z.object({
     runId: z.string(),
     sessionKey: z.string(),
-    status: z.enum(["error", "timeout", "aborted"]),
+    // Every terminal status: a run's final reply (ok included) is registered too (deliverReplyOrRegister).
+    status: z.enum(["ok", "error", "timeout", "aborted"]),
     channelTarget: ChannelTargetSchema,
     result: RunResultSchema,
   }),
@@ -43,6 +45,23 @@ const PendingNoticeSchema = z.object({
 type PendingNotice = z.infer<typeof PendingNoticeSchema>;
 
 export type NoticeStatus = PendingNotice["notice"]["status"];
+
+/**
+ * A run's final reply through the normal delivery; when a send still failed
+ * retryably after delivery's own backoff (the platform down for longer than
+ * that), the reply is registered for the sweeper's retries instead of waiting
+ * for a finalize that may never repeat. `known`: the ended record, if the
+ * caller has it.
+ */
+export async function deliverReplyOrRegister(deps: DeliverDeps, runId: string, known?: DeliverableRun): Promise<void> {
+  if ((await deliverChannelReply(deps, runId, known)) === "settled") return;
+  const run = known ?? (await getRun(deps.db, runId));
+  if (run && isNoticeStatus(run.status)) await registerPendingNotice(deps.db, { ...run, status: run.status });
+}
+
+function isNoticeStatus(status: string): status is NoticeStatus {
+  return (PendingNoticeSchema.shape.notice.shape.status.options as readonly string[]).includes(status);
+}
 
 /** Registers a notice whose send failed retryably; a second registration (a redelivery that failed too) keeps the first. */
 export async function registerPendingNotice(db: Db, notice: DeliverableRun & { status: NoticeStatus }): Promise<void> {

@@ -14,7 +14,7 @@ import { attemptsKnownHere, openRunEmitter, writerReleasedHere } from "./invocat
 import { loopMeta } from "./run-trace";
 import { outboundReply, runEndHooks } from "./run-end-hooks";
 import { lastEvents, runRecordExpiry } from "../aws/event-log";
-import { deliverChannelReply } from "../channels/deliver";
+import { deliverReplyOrRegister } from "../channels/notice-retry";
 import { channelReplyContext } from "../channels/reply-context";
 
 type Finalize = Extract<Decision, { action: "finalize" }>;
@@ -40,7 +40,7 @@ export async function finalizeRun(deps: RunDeps, input: FinalizeInput): Promise<
   // Settles messages folded into this run, frees its global slot, starts the session's next run.
   await handOffLane(deps, run.runId, ended);
   // A channel message's reply goes out after the lane moved on: a slow platform never holds the session.
-  await deliverChannelReply({ db: deps.db, channels: deps.config.channels, log: deps.log, hooks: deps.hooks }, run.runId, ended);
+  await deliverReplyOrRegister({ db: deps.db, channels: deps.config.channels, log: deps.log, hooks: deps.hooks }, run.runId, ended);
   const final = ended ?? await getRun(deps.db, run.runId);
   return { runId: run.runId, status: final?.status ?? decision.status };
 }

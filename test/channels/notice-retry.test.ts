@@ -3,7 +3,8 @@
  * (shared/channels/notice-retry.ts), against DynamoDB Local and the fake
  * Telegram Bot API: the failed part stays retryable, a retry sends it once
  * however many retries race, and the pending entry backs off, then is
- * forgotten or given up.
+ * forgotten or given up. A run's final reply that failed past delivery's
+ * own backoff is registered and retried the same way.
  */
 import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -11,7 +12,7 @@ import { keys } from "../../shared/aws/keys";
 import { ChannelsConfigSchema } from "../../shared/config/channels-config";
 import { deliverChannelReply, type DeliverableRun } from "../../shared/channels/deliver";
 import { readLedger } from "../../shared/channels/ledger";
-import { NOTICE_RETRY, registerPendingNotice, retryPendingNotices } from "../../shared/channels/notice-retry";
+import { deliverReplyOrRegister, NOTICE_RETRY, registerPendingNotice, retryPendingNotices } from "../../shared/channels/notice-retry";
 import { silentLog } from "../../shared/run/deps";
 import { FAKE_TELEGRAM_TOKEN, FakeTelegramServer } from "../support/fake-telegram-server";
 import { startTestDb, type TestDb } from "../support/local-db";
@@ -111,5 +112,23 @@ describe("the sweeper's notice retries", () => {
     expect(await readLedger(testDb.db, "n_804")).toMatchObject({ done: true, outcome: "failed" });
     expect(sendsTo("804")).toHaveLength(NOTICE_RETRY.maxTries + 1);
     expect(telegram.messagesIn("804")).toEqual([]);
+  });
+});
+
+describe("a final reply the platform refused past delivery's own backoff", () => {
+  it("is registered for the sweeper and delivered once by a later sweep; a delivered one is not registered", async () => {
+    failSendsTo("805", SERVER_ERROR);
+    const answer: DeliverableRun = { ...notice("n_805", "805", "The answer."), status: "ok", result: { payloads: [{ text: "The answer." }], meta: {} } };
+    await deliverReplyOrRegister(deps(), answer.runId, answer);
+    expect(await pending("n_805")).toMatchObject({ tries: 0, notice: { status: "ok" } });
+    expect(telegram.messagesIn("805")).toEqual([]);
+    expect((await retryPendingNotices(deps())).delivered).toContain("n_805");
+    expect(await pending("n_805")).toBeUndefined();
+    expect(telegram.messagesIn("805")).toEqual(["The answer."]);
+
+    const delivered: DeliverableRun = { ...answer, runId: "n_806", channelTarget: { kind: "telegram", accountId: "main", chatId: "806" } };
+    await deliverReplyOrRegister(deps(), delivered.runId, delivered);
+    expect(await pending("n_806")).toBeUndefined();
+    expect(telegram.messagesIn("806")).toEqual(["The answer."]);
   });
 });
