@@ -38,7 +38,7 @@ export interface BundleRequest {
   projectRoot: string;
 }
 
-/** Output folder name -> absolute folder holding `index.mjs` (+ its source map). */
+/** Output folder name -> absolute folder holding `index.mjs`, the chunks it imports lazily, and their source maps. */
 export type BundleDirs = Record<string, string>;
 
 interface CacheManifest {
@@ -49,14 +49,19 @@ export function bundleFunctions(request: BundleRequest): BundleDirs {
   const options = buildOptions(request);
   const key = cacheKey(request, options);
   const dir = join(request.cacheDir, key);
-  if (!isFresh(dir)) build(dir, options, request.projectRoot);
+  if (!isFresh(dir)) build(dir, request.entries, options, request.projectRoot);
   return Object.fromEntries(Object.keys(request.entries).map((name) => [name, join(dir, name)]));
 }
 
 function buildOptions(request: BundleRequest): BuildOptions {
   return {
-    entryPoints: Object.fromEntries(Object.entries(request.entries).map(([name, file]) => [`${name}/index`, file])),
     bundle: true,
+    // Code behind a dynamic `import()` (the model SDKs, the MCP SDK, the tracer) goes to chunk files next
+    // to index.mjs, so a function's cold start neither parses nor evaluates what it may never call. (Without
+    // splitting, esbuild inlines such modules behind lazy initializers, which also breaks the initialization
+    // order of modules imported both statically and dynamically, e.g. zod through the MCP SDK.)
+    splitting: true,
+    chunkNames: "chunk-[hash]",
     platform: "node",
     format: "esm",
     target: "node22",
@@ -90,7 +95,7 @@ function pluginsModulePath(request: BundleRequest): string {
 }
 
 function cacheKey(request: BundleRequest, options: BuildOptions): string {
-  const material = JSON.stringify({ esbuildVersion, options: { ...options, absWorkingDir: resolve(request.projectRoot) }, plugins: request.pluginModules });
+  const material = JSON.stringify({ esbuildVersion, entries: request.entries, options: { ...options, absWorkingDir: resolve(request.projectRoot) }, plugins: request.pluginModules });
   return createHash("sha256").update(material).digest("hex").slice(0, 24);
 }
 
@@ -108,12 +113,18 @@ function isFresh(dir: string): boolean {
   }
 }
 
-/** Builds into a temporary folder and renames it into place, so concurrent synths never see half a bundle. */
-function build(dir: string, options: BuildOptions, projectRoot: string): void {
+/**
+ * Builds into a temporary folder and renames it into place, so concurrent synths never see half a bundle.
+ * One build per function: each folder then holds its own index.mjs and the chunks it imports, flat (the
+ * folder is the function's asset), and no function carries another's code.
+ */
+function build(dir: string, entries: Record<string, string>, options: BuildOptions, projectRoot: string): void {
   const staging = `${dir}.tmp-${randomBytes(6).toString("hex")}`;
   try {
-    const result = buildSync({ ...options, outdir: staging });
-    writeFileSync(join(staging, "inputs.json"), JSON.stringify(inputsOf(result.metafile!, projectRoot)));
+    const metafiles = Object.entries(entries).map(
+      ([name, file]) => buildSync({ ...options, entryPoints: { index: file }, outdir: join(staging, name) }).metafile!,
+    );
+    writeFileSync(join(staging, "inputs.json"), JSON.stringify(inputsOf(metafiles, projectRoot)));
     rmSync(dir, { recursive: true, force: true });
     renameSync(staging, dir);
   } catch (error) {
@@ -124,9 +135,9 @@ function build(dir: string, options: BuildOptions, projectRoot: string): void {
   }
 }
 
-function inputsOf(metafile: Metafile, projectRoot: string): CacheManifest {
+function inputsOf(metafiles: readonly Metafile[], projectRoot: string): CacheManifest {
   const inputs: CacheManifest["inputs"] = {};
-  for (const input of Object.keys(metafile.inputs)) {
+  for (const input of new Set(metafiles.flatMap((metafile) => Object.keys(metafile.inputs)))) {
     const file = resolve(projectRoot, input.replace(/^[a-z-]+:/, ""));
     const stat = statSync(file, { throwIfNoEntry: false });
     if (stat) inputs[file] = { size: stat.size, mtimeMs: stat.mtimeMs };

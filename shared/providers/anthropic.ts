@@ -14,7 +14,7 @@
  * - A stream that closes without `message_stop` was cut off.
  * Usage: `input` is Anthropic's `input_tokens` (already excludes cache reads and writes).
  */
-import Anthropic from "@anthropic-ai/sdk";
+import type Anthropic from "@anthropic-ai/sdk";
 import type {
   MessageCreateParamsStreaming,
   MessageDeltaUsage,
@@ -27,6 +27,7 @@ import { type ContentEvent, guardedStream, parseToolArguments, type StreamIO, ty
 import { anthropicThinking } from "./thinking";
 import { toAnthropicRequest } from "./transform-messages";
 import type { ModelProvider, ModelRequest } from "./types";
+import { lazyAnthropicClient } from "./lazy-sdk";
 
 export interface AnthropicProviderOptions {
   apiKey: string;
@@ -139,7 +140,7 @@ async function* runAnthropic(client: Anthropic, request: ModelRequest, io: Strea
 }
 
 export function createAnthropicProvider(opts: AnthropicProviderOptions): ModelProvider {
-  const client = new Anthropic({
+  const client = lazyAnthropicClient({
     apiKey: opts.apiKey,
     baseURL: opts.baseURL,
     timeout: opts.requestTimeoutMs,
@@ -155,7 +156,9 @@ export function createAnthropicProvider(opts: AnthropicProviderOptions): ModelPr
         model: request.model,
         request,
         classify: classifyProviderError,
-        run: (io) => runAnthropic(client, request, io),
+        run: async function* (io) {
+          return yield* runAnthropic(await client(), request, io);
+        },
       }),
   };
 }

@@ -10,8 +10,9 @@
  * Retryability and Retry-After are decided here too, so the runner never looks
  * at provider payloads.
  */
-import * as AnthropicSdk from "@anthropic-ai/sdk";
-import * as OpenAISdk from "openai";
+// Only the SDKs' error modules (the classes the SDKs throw): the clients themselves load lazily (lazy-sdk.ts).
+import * as AnthropicSdk from "@anthropic-ai/sdk/core/error";
+import * as OpenAISdk from "openai/core/error";
 import type { FailureKind, ProviderFailure } from "../core/failures";
 import { formatCause, isLongWindowRateLimit, overflowFacts } from "./failure-details";
 

@@ -9,7 +9,7 @@
  * Usage: `input` counts uncached prompt tokens only (prompt_tokens minus
  * cached_tokens), matching Anthropic's meaning so totals add up across providers.
  */
-import OpenAI from "openai";
+import type OpenAI from "openai";
 import type {
   ChatCompletionChunk,
   ChatCompletionCreateParamsStreaming,
@@ -22,6 +22,7 @@ import { type ContentEvent, guardedStream, parseToolArguments, type StreamIO, ty
 import { openAIReasoningEffort } from "./thinking";
 import { toOpenAIChatMessages } from "./transform-messages";
 import type { ModelProvider, ModelRequest } from "./types";
+import { lazyOpenAIClient } from "./lazy-sdk";
 
 export interface OpenAIChatProviderOptions {
   apiKey: string;
@@ -168,7 +169,7 @@ async function* runChat(
 }
 
 export function createOpenAIChatProvider(opts: OpenAIChatProviderOptions): ModelProvider {
-  const client = new OpenAI({
+  const client = lazyOpenAIClient({
     apiKey: opts.apiKey,
     baseURL: opts.baseURL,
     timeout: opts.requestTimeoutMs,
@@ -186,7 +187,9 @@ export function createOpenAIChatProvider(opts: OpenAIChatProviderOptions): Model
         model: request.model,
         request,
         classify: classifyProviderError,
-        run: (io) => runChat(client, request, maxTokensField, io),
+        run: async function* (io) {
+          return yield* runChat(await client(), request, maxTokensField, io);
+        },
       }),
   };
 }

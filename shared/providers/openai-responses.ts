@@ -8,7 +8,7 @@
  * - `store: false`: transcripts live in our tables, not at OpenAI, so
  *   reasoning items are not replayed (thinking is dropped on the way back).
  */
-import OpenAI from "openai";
+import type OpenAI from "openai";
 import type {
   Response,
   ResponseCreateParamsStreaming,
@@ -22,6 +22,7 @@ import { type ContentEvent, guardedStream, parseToolArguments, type StreamIO, ty
 import { toOpenAIResponsesInput } from "./transform-messages";
 import { openAIReasoningEffort } from "./thinking";
 import type { ModelProvider, ModelRequest } from "./types";
+import { lazyOpenAIClient } from "./lazy-sdk";
 
 export interface OpenAIResponsesProviderOptions {
   apiKey: string;
@@ -150,7 +151,7 @@ async function* runResponses(client: OpenAI, request: ModelRequest, io: StreamIO
 }
 
 export function createOpenAIResponsesProvider(opts: OpenAIResponsesProviderOptions): ModelProvider {
-  const client = new OpenAI({
+  const client = lazyOpenAIClient({
     apiKey: opts.apiKey,
     baseURL: opts.baseURL,
     timeout: opts.requestTimeoutMs,
@@ -167,7 +168,9 @@ export function createOpenAIResponsesProvider(opts: OpenAIResponsesProviderOptio
         model: request.model,
         request,
         classify: classifyProviderError,
-        run: (io) => runResponses(client, request, io),
+        run: async function* (io) {
+          return yield* runResponses(await client(), request, io);
+        },
       }),
   };
 }

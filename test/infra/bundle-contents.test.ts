@@ -45,6 +45,60 @@ describe("what the function bundles pull in", () => {
   });
 });
 
+/**
+ * The attempt bundle split as infra/bundle.ts splits it: what its index.mjs evaluates at import, i.e. the
+ * inputs of the entry output and of every chunk reachable from it through static imports.
+ */
+function attemptStaticInputs(): { eager: string[]; all: string[] } {
+  const result = buildSync({
+    entryPoints: { index: join(REPO_ROOT, FUNCTION_SPECS.attempt.entry) },
+    bundle: true,
+    splitting: true,
+    chunkNames: "chunk-[hash]",
+    platform: "node",
+    format: "esm",
+    target: "node22",
+    mainFields: ["module", "main"],
+    outdir: "/nonexistent-out",
+    outExtension: { ".js": ".mjs" },
+    write: false,
+    metafile: true,
+    logLevel: "silent",
+    absWorkingDir: REPO_ROOT,
+  });
+  const outputs = (result.metafile as Metafile).outputs;
+  // Chunks of dynamic imports name an entry point too (the module imported): the entry is the handler's.
+  const entry = Object.keys(outputs).find((file) => outputs[file].entryPoint === FUNCTION_SPECS.attempt.entry)!;
+  const reached = new Set<string>();
+  const pending = [entry];
+  while (pending.length > 0) {
+    const file = pending.pop()!;
+    if (reached.has(file)) continue;
+    reached.add(file);
+    for (const imported of outputs[file].imports) if (imported.kind === "import-statement" && !imported.external) pending.push(imported.path);
+  }
+  const inputsOfOutputs = (files: Iterable<string>) => [...files].flatMap((file) => Object.keys(outputs[file].inputs));
+  return { eager: inputsOfOutputs(reached), all: inputsOfOutputs(Object.keys(outputs)) };
+}
+
+describe("the attempt bundle loads its SDKs on first use (shared/providers/lazy-sdk.ts, the MCP connection)", () => {
+  const { eager, all } = attemptStaticInputs();
+
+  it("the eager part is the handler's own code and what it needs at import (sanity of the walk)", () => {
+    expect(eager).toContain(FUNCTION_SPECS.attempt.entry);
+    expect(eager.some((file) => file.includes("node_modules/@aws-sdk/client-dynamodb/"))).toBe(true);
+  });
+  const LAZY_SDKS = [...MODEL_SDKS, "node_modules/@modelcontextprotocol/sdk/", "node_modules/ajv/"];
+
+  it.each(LAZY_SDKS)("%s is in a lazily imported chunk, not evaluated by the import", (sdk) => {
+    expect(all.some((file) => file.includes(sdk))).toBe(true);
+    const eagerSdkFiles = eager.filter((file) => file.includes(sdk));
+    // classify.ts's `instanceof` checks keep the SDKs' error classes (core/error and its helpers) eager.
+    const allowed = eagerSdkFiles.filter((file) => !/\/(core\/error|internal\/errors)\.mjs$/.test(file));
+    expect(allowed).toEqual([]);
+  });
+});
+
 describe("what `npm start` loads before it synthesizes", () => {
   it("its static import graph holds neither aws-cdk-lib nor a model SDK (synthesis is a dynamic import, in a worker or cached)", () => {
     const graph = buildSync({

@@ -1,0 +1,132 @@
+/**
+ * Import time of every function bundle, built from this tree exactly as the
+ * stack builds it (`infra/bundle.ts`: ESM, minified, source map, no plugins
+ * configured), each imported in a fresh Node process. Quicker than the
+ * bench's cold-start phase (no synthesis): the before / after figure for
+ * import-time cuts (issue 15: attempt <= 80 ms, the others <= 60 ms).
+ *
+ *   node --import tsx bench/import-times.ts [--repeats 5] [--only attempt,rest-api] [--top 12]
+ *
+ * `--top N` also lists each bundle's N biggest packages (bytes in the
+ * unsplit output, from esbuild's metafile). The table gives what the
+ * import evaluates (index.mjs and the chunks it imports statically) and the
+ * whole folder: what a dynamic `import()` reaches is in chunk files the
+ * import neither parses nor evaluates.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
+import { buildSync, type Metafile } from "esbuild";
+import { BUNDLE_FILE, bundleFunctions, PLUGINS_IMPORT } from "../infra/bundle";
+import { FUNCTION_KEYS, FUNCTION_SPECS, type FunctionKey } from "../infra/functions";
+import { REPO_ROOT } from "../infra/lambdas";
+import { summarize } from "./stats";
+
+// Lambda's Node runtime provides the `awslambda` global (response streaming); a plain node process does not.
+const RUNTIME_GLOBAL = "globalThis.awslambda??={streamifyResponse:(f)=>f,HttpResponseStream:{from:(s)=>s}};";
+
+interface ImportSample {
+  wallMs: number;
+  cpuMs: number;
+}
+
+/** Wall and CPU time (user + system) of `await import(bundle)` in a fresh process. */
+export function importOnce(file: string): ImportSample {
+  const script = `${RUNTIME_GLOBAL}const c=process.cpuUsage();const t=performance.now();await import(${JSON.stringify(pathToFileURL(file).href)});const w=performance.now()-t;const u=process.cpuUsage(c);process.stdout.write(w+" "+(u.user+u.system)/1000);`;
+  const out = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+    encoding: "utf8",
+    env: { PATH: process.env.PATH, AWS_REGION: "us-east-1", AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true", POWERTOOLS_TRACE_ENABLED: "false" },
+  });
+  if (out.status !== 0) throw new Error(`import of ${file} failed: ${out.stderr}`);
+  const [wallMs, cpuMs] = out.stdout.trim().split(" ").map(Number);
+  return { wallMs, cpuMs };
+}
+
+/** Output bytes per package (node_modules/<pkg>, or "(own code)"), biggest first, and the lazily initialized share. */
+function packageSizes(entry: string, noPlugins: string): { packages: [string, number][]; total: number } {
+  const result = buildSync({
+    entryPoints: [join(REPO_ROOT, entry)],
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node22",
+    minify: true,
+    mainFields: ["module", "main"],
+    outfile: "/nonexistent-out/index.mjs",
+    write: false,
+    metafile: true,
+    logLevel: "silent",
+    absWorkingDir: REPO_ROOT,
+    alias: { [PLUGINS_IMPORT]: noPlugins },
+  });
+  const output = Object.values((result.metafile as Metafile).outputs)[0];
+  const sizes = new Map<string, number>();
+  for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) {
+    const match = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input);
+    const name = match ? match[1] : "(own code)";
+    sizes.set(name, (sizes.get(name) ?? 0) + bytesInOutput);
+  }
+  return { packages: [...sizes].sort((a, b) => b[1] - a[1]), total: output.bytes };
+}
+
+const kb = (bytes: number) => `${Math.round(bytes / 1024)} KB`;
+
+/** index.mjs and the chunks it reaches through static imports: what `import()` of the bundle parses and evaluates. */
+export function eagerBytes(dir: string): number {
+  const seen = new Set<string>();
+  const pending = [BUNDLE_FILE];
+  while (pending.length > 0) {
+    const file = pending.pop()!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    // Static imports only (`from"./chunk-X.mjs"`, `import"./chunk-X.mjs"`); `import("./chunk-X.mjs")` is lazy.
+    for (const match of readFileSync(join(dir, file), "utf8").matchAll(/(?:from|import)\s*"\.\/(chunk-[A-Z0-9]+\.mjs)"/g)) pending.push(match[1]);
+  }
+  return [...seen].reduce((sum, file) => sum + statSync(join(dir, file)).size, 0);
+}
+
+/** index.mjs and every chunk next to it (source maps left out). */
+export function codeBytes(dir: string): number {
+  return readdirSync(dir)
+    .filter((file) => file.endsWith(".mjs"))
+    .reduce((sum, file) => sum + statSync(join(dir, file)).size, 0);
+}
+
+function main(): void {
+  const { values } = parseArgs({ options: { repeats: { type: "string", default: "5" }, only: { type: "string" }, top: { type: "string" } } });
+  const repeats = Number(values.repeats);
+  const keys = (values.only ? values.only.split(",") : [...FUNCTION_KEYS]) as FunctionKey[];
+  const cacheDir = mkdtempSync(join(tmpdir(), "import-times-"));
+  try {
+    const entries = Object.fromEntries(keys.map((key) => [key, join(REPO_ROOT, FUNCTION_SPECS[key].entry)]));
+    const dirs = bundleFunctions({ entries, pluginModules: [], cacheDir, projectRoot: REPO_ROOT });
+    const noPlugins = join(cacheDir, "no-plugins.mjs");
+    writeFileSync(noPlugins, "export const BUNDLED_PLUGINS = [];\n");
+    const loadBefore = loadavg()[0];
+    const rows: string[] = [];
+    for (const key of keys) {
+      const file = join(dirs[key], BUNDLE_FILE);
+      importOnce(file); // warms the OS file cache; not counted
+      const samples = Array.from({ length: repeats }, () => importOnce(file));
+      const wall = summarize(samples.map((s) => s.wallMs));
+      const cpu = summarize(samples.map((s) => s.cpuMs));
+      rows.push(`| ${key} | ${kb(eagerBytes(dirs[key]))} | ${kb(codeBytes(dirs[key]))} | ${wall.median.toFixed(1)} ms | ${cpu.median.toFixed(1)} ms |`);
+      if (values.top) {
+        const { packages, total } = packageSizes(FUNCTION_SPECS[key].entry, noPlugins);
+        const list = packages.slice(0, Number(values.top)).map(([name, bytes]) => `${name} ${Math.round(bytes / 1024)} KB`);
+        console.error(`${key} (${Math.round(total / 1024)} KB): ${list.join(", ")}`);
+      }
+    }
+    console.log(`Bundle import, median of ${repeats} fresh processes, load average ${loadBefore.toFixed(1)} -> ${loadavg()[0].toFixed(1)}, node ${process.version}`);
+    console.log("| function | evaluated at import (index.mjs + static chunks) | whole folder (+ lazy chunks) | import wall | import CPU |");
+    console.log("| --- | --- | --- | --- | --- |");
+    for (const row of rows) console.log(row);
+  } finally {
+    rmSync(cacheDir, { recursive: true, force: true });
+  }
+}
+
+main();
