@@ -33,6 +33,17 @@ export interface FunctionDefinition {
   maxConcurrency: number;
 }
 
+/**
+ * A sandbox's V8 limits: the old generation may use the function's MemorySize
+ * (Lambda's Node.js runtime gives it about 90% of it, the rest is new space). LOCAL_SANDBOX_YOUNG_GENERATION_MB
+ * (diagnostics, docs/local-memory.md) caps the young generation of every
+ * sandbox; unset, V8's default (16 MB semi-spaces) applies.
+ */
+export function sandboxResourceLimits(memoryMb: number, env: NodeJS.ProcessEnv = process.env): { maxOldGenerationSizeMb: number; maxYoungGenerationSizeMb?: number } {
+  const young = Number(env.LOCAL_SANDBOX_YOUNG_GENERATION_MB);
+  return { maxOldGenerationSizeMb: Math.max(64, memoryMb), ...(Number.isFinite(young) && young > 0 ? { maxYoungGenerationSizeMb: young } : {}) };
+}
+
 /** One idle sandbox's heap (diagnostics) and how many invocations it served. */
 export type SandboxHeap = NodeJS.MemoryUsage & { invocations: number };
 
@@ -230,7 +241,7 @@ export class FunctionPool {
       execArgv: [],
       stdout: true,
       stderr: true,
-      resourceLimits: { maxOldGenerationSizeMb: Math.max(64, definition.memoryMb) },
+      resourceLimits: sandboxResourceLimits(definition.memoryMb),
       name: definition.name,
     });
     worker.unref();
