@@ -9,6 +9,9 @@
  * the warm-up and after the runs (compare with bench/heap-diff.ts).
  *
  *   node --expose-gc --import tsx bench/mem-probe.ts --runs 300 --lanes 4 [--snapshots /tmp/snap]
+ *   # does a sandbox's live heap grow with the invocations it served? one sandbox per function, N then 2N runs:
+ *   node --expose-gc --import tsx bench/mem-probe.ts --runs 100 --phases 2 --lanes 1 --max-concurrency 1 \
+ *     [--snapshots /tmp/snap --sandbox-snapshots attempt,wsApi]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -27,6 +30,12 @@ const { values } = parseArgs({
     lanes: { type: "string", default: "4" },
     snapshots: { type: "string" },
     idle: { type: "string", default: "0" },
+    // Repeat the N runs: live sandbox heaps after N, 2N, ... invocations of the same sandboxes.
+    phases: { type: "string", default: "1" },
+    // Sandboxes per function (1: every invocation of a function lands on the same sandbox).
+    "max-concurrency": { type: "string" },
+    // Heap snapshots written inside the idle sandboxes of these functions (comma-separated keys) after each phase.
+    "sandbox-snapshots": { type: "string" },
   },
 });
 const runs = Number(values.runs);
@@ -36,7 +45,8 @@ const lanes = Number(values.lanes);
 async function main(): Promise<void> {
   const model = await BenchModelServer.start();
   const dataDir = mkdtempSync(join(tmpdir(), "mem-probe-"));
-  const stack = await startLocalStack({ config: benchConfig(model), dataDir, authToken: "bench-token" });
+  const maxConcurrency = values["max-concurrency"] ? Number(values["max-concurrency"]) : undefined;
+  const stack = await startLocalStack({ config: benchConfig(model), dataDir, authToken: "bench-token", ...(maxConcurrency ? { maxConcurrency } : {}) });
   const clients: TestWsClient[] = [];
   try {
     for (let i = 0; i < lanes; i += 1) clients.push(await openClient(stack));
@@ -44,11 +54,17 @@ async function main(): Promise<void> {
     await drive(clients, 0, warmup);
     await report(stack, `after ${warmup} warm-up runs`);
     snapshot("warm");
+    await sandboxSnapshots(stack, "warm");
     const before = await settle(stack);
-    await drive(clients, warmup, runs);
-    const after = await report(stack, `after ${runs} more runs`);
+    let after = before;
+    const phases = Number(values.phases);
+    for (let phase = 1; phase <= phases; phase += 1) {
+      await drive(clients, warmup + (phase - 1) * runs, runs);
+      after = await report(stack, `after ${phase * runs} more runs`);
+      await sandboxSnapshots(stack, `phase${phase}`);
+    }
     snapshot("after");
-    const per1000 = (key: keyof NodeJS.MemoryUsage) => (((after[key] - before[key]) / 1048576) * 1000) / runs;
+    const per1000 = (key: keyof NodeJS.MemoryUsage) => (((after[key] - before[key]) / 1048576) * 1000) / (runs * phases);
     console.log(
       `per 1,000 runs: rss ${per1000("rss").toFixed(1)} MB, heapUsed ${per1000("heapUsed").toFixed(1)} MB, external ${per1000("external").toFixed(1)} MB, arrayBuffers ${per1000("arrayBuffers").toFixed(1)} MB`,
     );
@@ -97,11 +113,22 @@ async function report(stack: LocalStack, label: string): Promise<NodeJS.MemoryUs
   const heaps = await Promise.all(Object.entries(stack.functions).map(async ([key, fn]) => [key, await fn.pool.idleHeaps({ gc: true })] as const));
   const line = heaps
     .filter(([, list]) => list.length > 0)
-    .map(([key, list]) => `${key} ${list.map((h) => `${mb(h.heapUsed)}/${mb(h.heapTotal)}`).join(",")}`)
+    .map(([key, list]) => `${key} ${list.map((h) => `${mb(h.heapUsed)}/${mb(h.heapTotal)}@${h.invocations}`).join(",")}`)
     .join("; ");
   const total = heaps.flatMap(([, list]) => list).reduce((sum, h) => sum + h.heapTotal, 0);
-  console.log(`  sandbox heaps used/total MB: ${line} (heapTotal of all: ${mb(total)} MB)`);
+  console.log(`  sandbox heaps used/total MB@invocations served: ${line} (heapTotal of all: ${mb(total)} MB)`);
   return usage;
+}
+
+async function sandboxSnapshots(stack: LocalStack, name: string): Promise<void> {
+  const dir = values.snapshots;
+  const keys = values["sandbox-snapshots"]?.split(",") ?? [];
+  if (!dir || keys.length === 0) return;
+  await stack.idle();
+  for (const key of keys) {
+    const files = (await stack.functions[key]?.pool.snapshotIdle(join(dir, `${key}-${name}`))) ?? [];
+    console.log(`sandbox heap snapshots (${key}): ${files.join(" ") || "none idle"}`);
+  }
 }
 
 function snapshot(name: string): void {

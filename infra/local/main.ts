@@ -9,7 +9,8 @@
  * (else a dev token kept in DATA_DIR), AGENT_RUNNER_CONFIG (a JSON config
  * file; ./agent-runner.config.json when present), MODEL, OPENAI_API_KEY,
  * OPENAI_BASE_URL, ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, AWS_EDGE_PORT (PORT + 1), LOG_LEVEL (info:
- * function logs at warn and above; debug: all of them).
+ * function logs at warn and above; debug: all of them), LOCAL_SANDBOX_YOUNG_GENERATION_MB
+ * (8: each sandbox's young generation; docs/local-memory.md).
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
@@ -19,8 +20,17 @@ import { isOfflineModel } from "../../shared/providers/model-refs";
 import { consoleLog } from "./console-log";
 import { LOCAL_REGION, startLocalStack, type LocalStack } from "./stack";
 
+/**
+ * `npm start` packs every sandbox into one process: an 8 MB young generation
+ * per sandbox (instead of V8's 16 MB semi-spaces) kept 68 MB less RSS with the
+ * same sandboxes after 200 runs (docs/local-memory.md). Tests and in-process
+ * tools keep V8's default unless they set it.
+ */
+const NPM_START_YOUNG_GENERATION_MB = "8";
+
 async function main(): Promise<void> {
   const startedAt = Date.now();
+  process.env.LOCAL_SANDBOX_YOUNG_GENERATION_MB ??= NPM_START_YOUNG_GENERATION_MB;
   const { values } = parseArgs({ options: { assembly: { type: "string" } }, allowPositionals: false });
   const env = process.env;
   const dataDir = resolve(env.DATA_DIR ?? ".data");

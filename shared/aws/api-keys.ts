@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import * as z from "zod";
 import { SCOPES, type Caller } from "../core/access";
+import { BoundedTtlCache } from "../core/bounded-ttl-cache";
 import { sha256Hex } from "../core/ids";
 import type { Db } from "./dynamo";
 import { keys } from "./keys";
@@ -77,17 +78,23 @@ export async function revokeApiKey(db: Db, keyId: string): Promise<boolean> {
   return true;
 }
 
-const cache = new Map<string, { record: ApiKeyRecord | undefined; until: number }>();
+/** Distinct keys (known or not) one container remembers: enough for every real caller, bounded against random tokens. */
+export const AUTH_CACHE_MAX_KEYS = 1_000;
+const cache = new BoundedTtlCache<string, ApiKeyRecord | undefined>(AUTH_CACHE_MS, AUTH_CACHE_MAX_KEYS);
+
+/** Diagnostics and tests: how many keys this container's lookup cache holds. */
+export function apiKeyCacheSize(): number {
+  return cache.size;
+}
 
 /** The key's live record (undefined when unknown or revoked). */
 export async function findApiKey(db: Db, key: string): Promise<ApiKeyRecord | undefined> {
   const digest = sha256Hex(key);
-  const hit = cache.get(digest);
-  if (hit && hit.until > db.now()) return hit.record;
+  if (cache.has(digest, db.now())) return cache.get(digest, db.now());
   const out = await db.doc.send(new GetCommand({ TableName: db.table, Key: keys.apiKey(digest) }));
   const item = parseRecord(out.Item);
   const record = item && item.revokedAt === undefined ? { ...item, keyId: item.keyId ?? keyIdOf(key) } : undefined;
-  cache.set(digest, { record, until: db.now() + AUTH_CACHE_MS });
+  cache.set(digest, record, db.now());
   return record;
 }
 

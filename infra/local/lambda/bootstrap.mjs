@@ -118,12 +118,22 @@ loadHandler().then(
   () => parentPort.postMessage({ initDone: true }),
 );
 
+// Invocations this sandbox served (diagnostics: does its live heap grow with them?).
+let invocations = 0;
+
 parentPort.on("message", async (message) => {
   // Diagnostics (bench/mem-probe.ts): this sandbox's own V8 heap, which the parent's figures do not include.
   if (message.probe === "heap") {
     if (message.gc) collectGarbage();
-    return parentPort.postMessage({ probe: "heap", usage: process.memoryUsage() });
+    return parentPort.postMessage({ probe: "heap", usage: process.memoryUsage(), invocations });
   }
+  // Diagnostics: a heap snapshot written by this sandbox's own isolate (Worker.getHeapSnapshot
+  // streamed it to the parent and ended the process on large heaps).
+  if (message.probe === "snapshot") {
+    collectGarbage();
+    return parentPort.postMessage({ probe: "snapshot", file: v8.writeHeapSnapshot(message.file) });
+  }
+  invocations += 1;
   try {
     const handler = await loadHandler();
     if (handler[STREAMING] === "response") return await invokeStreaming(handler, message);

@@ -33,6 +33,20 @@ export interface FunctionDefinition {
   maxConcurrency: number;
 }
 
+/**
+ * A sandbox's V8 limits: the old generation may use the function's MemorySize
+ * (Lambda's Node.js runtime gives it about 90% of it, the rest is new space). LOCAL_SANDBOX_YOUNG_GENERATION_MB
+ * (diagnostics, docs/local-memory.md) caps the young generation of every
+ * sandbox; unset, V8's default (16 MB semi-spaces) applies.
+ */
+export function sandboxResourceLimits(memoryMb: number, env: NodeJS.ProcessEnv = process.env): { maxOldGenerationSizeMb: number; maxYoungGenerationSizeMb?: number } {
+  const young = Number(env.LOCAL_SANDBOX_YOUNG_GENERATION_MB);
+  return { maxOldGenerationSizeMb: Math.max(64, memoryMb), ...(Number.isFinite(young) && young > 0 ? { maxYoungGenerationSizeMb: young } : {}) };
+}
+
+/** One idle sandbox's heap (diagnostics) and how many invocations it served. */
+export type SandboxHeap = NodeJS.MemoryUsage & { invocations: number };
+
 /** Where a sandbox's stdout/stderr lines go (CloudWatch Logs, locally). */
 export type LogSink = (functionName: string, line: string) => void;
 
@@ -137,23 +151,39 @@ export class FunctionPool {
     return running.length;
   }
 
-  /** Diagnostics (bench/mem-probe.ts): each idle sandbox's own heap (process.memoryUsage() inside it). */
-  async idleHeaps(options: { gc?: boolean } = {}): Promise<NodeJS.MemoryUsage[]> {
-    const idle = [...this.sandboxes].filter((sandbox) => !sandbox.busy);
+  /** Diagnostics (bench/mem-probe.ts): each idle sandbox's own heap (process.memoryUsage() inside it) and the invocations it served. */
+  async idleHeaps(options: { gc?: boolean } = {}): Promise<SandboxHeap[]> {
     return Promise.all(
-      idle.map(
-        (sandbox) =>
-          new Promise<NodeJS.MemoryUsage>((resolve) => {
-            const onMessage = (message: { probe?: string; usage?: NodeJS.MemoryUsage }) => {
-              if (message.probe !== "heap") return;
-              sandbox.worker.off("message", onMessage);
-              resolve(message.usage!);
-            };
-            sandbox.worker.on("message", onMessage);
-            sandbox.worker.postMessage({ probe: "heap", gc: options.gc === true });
-          }),
+      this.idleSandboxes().map((sandbox) =>
+        this.probe<{ usage: NodeJS.MemoryUsage; invocations: number }>(sandbox, { probe: "heap", gc: options.gc === true }).then((m) => ({ ...m.usage, invocations: m.invocations })),
       ),
     );
+  }
+
+  /** Diagnostics: each idle sandbox writes a heap snapshot of its own isolate (after a GC) to `${prefix}-<n>.heapsnapshot`; the files written. */
+  async snapshotIdle(prefix: string): Promise<string[]> {
+    const files: string[] = [];
+    // One at a time: a snapshot needs about twice the heap it writes.
+    for (const [index, sandbox] of this.idleSandboxes().entries()) {
+      files.push((await this.probe<{ file: string }>(sandbox, { probe: "snapshot", file: `${prefix}-${index}.heapsnapshot` })).file);
+    }
+    return files;
+  }
+
+  private idleSandboxes(): Sandbox[] {
+    return [...this.sandboxes].filter((sandbox) => !sandbox.busy);
+  }
+
+  private probe<T>(sandbox: Sandbox, request: { probe: string } & Record<string, unknown>): Promise<T> {
+    return new Promise<T>((resolve) => {
+      const onMessage = (message: { probe?: string } & T) => {
+        if (message.probe !== request.probe) return;
+        sandbox.worker.off("message", onMessage);
+        resolve(message);
+      };
+      sandbox.worker.on("message", onMessage);
+      sandbox.worker.postMessage(request);
+    });
   }
 
   busyCount(): number {
@@ -211,7 +241,7 @@ export class FunctionPool {
       execArgv: [],
       stdout: true,
       stderr: true,
-      resourceLimits: { maxOldGenerationSizeMb: Math.max(64, definition.memoryMb) },
+      resourceLimits: sandboxResourceLimits(definition.memoryMb),
       name: definition.name,
     });
     worker.unref();
