@@ -82,18 +82,7 @@ export async function readLedger(db: Db, runId: string): Promise<DeliveryLedger 
 
 /** Claims part `index` for sending; false when someone claimed it before (sent, or outcome unknown). */
 export async function claimPart(db: Db, runId: string, index: number): Promise<boolean> {
-  return conditionally(() =>
-    db.doc.send(
-      new UpdateCommand({
-        TableName: db.table,
-        Key: keys.deliveryLedger(runId),
-        UpdateExpression: "SET parts.#i = :part",
-        ConditionExpression: "attribute_exists(pk) AND attribute_not_exists(parts.#i)",
-        ExpressionAttributeNames: { "#i": String(index) },
-        ExpressionAttributeValues: { ":part": { state: "sending" } },
-      }),
-    ),
-  );
+  return conditionally(() => db.doc.send(setPart(db, runId, index, { state: "sending" }, { expression: "attribute_exists(pk) AND attribute_not_exists(parts.#i)" })));
 }
 
 /**
@@ -102,18 +91,8 @@ export async function claimPart(db: Db, runId: string, index: number): Promise<b
  * that the final delivery owns part 0.
  */
 export async function claimPreviewPart(db: Db, runId: string): Promise<boolean> {
-  return conditionally(() =>
-    db.doc.send(
-      new UpdateCommand({
-        TableName: db.table,
-        Key: keys.deliveryLedger(runId),
-        UpdateExpression: "SET parts.#i = :part",
-        ConditionExpression: "attribute_exists(pk) AND attribute_not_exists(parts.#i) AND attribute_not_exists(closing) AND attribute_not_exists(done)",
-        ExpressionAttributeNames: { "#i": "0" },
-        ExpressionAttributeValues: { ":part": { state: "sending", preview: true } },
-      }),
-    ),
-  );
+  const expression = "attribute_exists(pk) AND attribute_not_exists(parts.#i) AND attribute_not_exists(closing) AND attribute_not_exists(done)";
+  return conditionally(() => db.doc.send(setPart(db, runId, 0, { state: "sending", preview: true }, { expression })));
 }
 
 /** Part 0 is the preview's claim with an unknown outcome (its Lambda died, or it is still in flight). */
@@ -128,18 +107,7 @@ export function unknownPreviewPart(part: LedgerPart | undefined): boolean {
  * message meanwhile, or another delivery took it over first.
  */
 export async function reclaimUnknownPreview(db: Db, runId: string): Promise<boolean> {
-  return conditionally(() =>
-    db.doc.send(
-      new UpdateCommand({
-        TableName: db.table,
-        Key: keys.deliveryLedger(runId),
-        UpdateExpression: "SET parts.#i = :part",
-        ConditionExpression: "parts.#i.#state = :sending AND parts.#i.preview = :t",
-        ExpressionAttributeNames: { "#i": "0", "#state": "state" },
-        ExpressionAttributeValues: { ":part": { state: "sending" }, ":sending": "sending", ":t": true },
-      }),
-    ),
-  );
+  return conditionally(() => db.doc.send(setPart(db, runId, 0, { state: "sending" }, PREVIEW_CLAIMED)));
 }
 
 /**
@@ -148,18 +116,8 @@ export async function reclaimUnknownPreview(db: Db, runId: string): Promise<bool
  * delivery took the claim over and sent the final text as a message of its own.
  */
 export async function recordPreviewRestored(db: Db, runId: string, part: LedgerPart): Promise<boolean> {
-  return conditionally(() =>
-    db.doc.send(
-      new UpdateCommand({
-        TableName: db.table,
-        Key: keys.deliveryLedger(runId),
-        UpdateExpression: "SET parts.#i = :part",
-        ConditionExpression: "parts.#i.messageId = :mine OR (parts.#i.#state = :sending AND parts.#i.preview = :t)",
-        ExpressionAttributeNames: { "#i": "0", "#state": "state" },
-        ExpressionAttributeValues: { ":part": PartSchema.parse(part), ":mine": part.messageId, ":sending": "sending", ":t": true },
-      }),
-    ),
-  );
+  const condition = { ...PREVIEW_CLAIMED, expression: `parts.#i.messageId = :mine OR (${PREVIEW_CLAIMED.expression})`, values: { ...PREVIEW_CLAIMED.values, ":mine": part.messageId } };
+  return conditionally(() => db.doc.send(setPart(db, runId, 0, part, condition)));
 }
 
 export async function recordPart(db: Db, runId: string, index: number, part: LedgerPart): Promise<void> {
@@ -173,17 +131,27 @@ export async function recordPart(db: Db, runId: string, index: number, part: Led
  * after the final one.
  */
 export async function recordPreviewPart(db: Db, runId: string, part: LedgerPart): Promise<boolean> {
-  return conditionally(() => db.doc.send(setPart(db, runId, 0, part, "attribute_not_exists(closing) AND attribute_not_exists(done)")));
+  return conditionally(() => db.doc.send(setPart(db, runId, 0, part, { expression: "attribute_not_exists(closing) AND attribute_not_exists(done)" })));
 }
 
-function setPart(db: Db, runId: string, index: number, part: LedgerPart, condition?: string): UpdateCommand {
+/** A condition on the ledger item for setPart; `#i` names the part. */
+interface PartCondition {
+  expression: string;
+  names?: Record<string, string>;
+  values?: Record<string, unknown>;
+}
+
+/** Part 0 is still the preview's claim, outcome unknown. */
+const PREVIEW_CLAIMED: PartCondition = { expression: "parts.#i.#state = :sending AND parts.#i.preview = :t", names: { "#state": "state" }, values: { ":sending": "sending", ":t": true } };
+
+function setPart(db: Db, runId: string, index: number, part: LedgerPart, condition?: PartCondition): UpdateCommand {
   return new UpdateCommand({
     TableName: db.table,
     Key: keys.deliveryLedger(runId),
     UpdateExpression: "SET parts.#i = :part",
-    ...(condition ? { ConditionExpression: condition } : {}),
-    ExpressionAttributeNames: { "#i": String(index) },
-    ExpressionAttributeValues: { ":part": PartSchema.parse(part) },
+    ...(condition ? { ConditionExpression: condition.expression } : {}),
+    ExpressionAttributeNames: { "#i": String(index), ...condition?.names },
+    ExpressionAttributeValues: { ":part": PartSchema.parse(part), ...condition?.values },
   });
 }
 
@@ -205,18 +173,8 @@ export async function markClosing(db: Db, runId: string, closing: LedgerClosing)
  * redelivered webhook) only one sends. False when it is no longer such a part.
  */
 export async function reclaimFailedPart(db: Db, runId: string, index: number): Promise<boolean> {
-  return conditionally(() =>
-    db.doc.send(
-      new UpdateCommand({
-        TableName: db.table,
-        Key: keys.deliveryLedger(runId),
-        UpdateExpression: "SET parts.#i = :part",
-        ConditionExpression: "parts.#i.#state = :failed AND parts.#i.retryable = :t",
-        ExpressionAttributeNames: { "#i": String(index), "#state": "state" },
-        ExpressionAttributeValues: { ":part": { state: "sending" }, ":failed": "failed", ":t": true },
-      }),
-    ),
-  );
+  const condition = { expression: "parts.#i.#state = :failed AND parts.#i.retryable = :t", names: { "#state": "state" }, values: { ":failed": "failed", ":t": true } };
+  return conditionally(() => db.doc.send(setPart(db, runId, index, { state: "sending" }, condition)));
 }
 
 /** A part a later try may still send: its send failed retryably. */
