@@ -93,16 +93,22 @@ export function createDynamoToolLedger(db: Db, runId: string, options: DynamoLed
   };
 }
 
-/** `pendingTurnAt` on the run record: a tool turn of this run may be pending (kept once set). */
+/**
+ * `pendingTurnAt` on the run record: a tool turn of this run may be pending
+ * (kept once set). Never creates a bare run item: with no run record there is
+ * no attempt that could read it and skip the turn, so there is nothing to mark.
+ */
 async function markPendingTurn(db: Db, runId: string): Promise<void> {
-  await db.doc.send(
-    new UpdateCommand({
-      TableName: db.table,
-      Key: keys.run(runId),
-      UpdateExpression: "SET pendingTurnAt = if_not_exists(pendingTurnAt, :now)",
-      ConditionExpression: "attribute_exists(pk)",
-      ExpressionAttributeValues: { ":now": db.now() },
-    }),
+  await conditionally(() =>
+    db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: keys.run(runId),
+        UpdateExpression: "SET pendingTurnAt = if_not_exists(pendingTurnAt, :now)",
+        ConditionExpression: "attribute_exists(pk)",
+        ExpressionAttributeValues: { ":now": db.now() },
+      }),
+    ),
   );
 }
 
