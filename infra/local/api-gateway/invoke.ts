@@ -8,26 +8,77 @@ export type InvocationOutcome<T> =
   | { kind: "timedOut" };
 
 /**
+ * What a local integration tells the gateway's timer about its invocation.
+ * Locally a function has a bounded number of sandboxes (its reserved
+ * concurrency, else the local cap), and an invocation past them waits in the
+ * pool for one; in AWS that invocation would get its own execution
+ * environment at once (or a 429, never a silent wait). Time spent waiting for
+ * a sandbox is the local machine's, not the integration's, so the timer does
+ * not count it: `queued()` pauses it, `started()` resumes it.
+ */
+export interface InvocationProgress {
+  queued(): void;
+  started(): void;
+}
+
+/**
  * Runs a handler the way API Gateway waits for a Lambda: past the integration
  * timeout the caller gets an answer, but the handler keeps running (Lambda
  * does not stop a function because its caller gave up). A synchronous throw
- * counts as a failed invocation too.
+ * counts as a failed invocation too. The timeout counts only the time the
+ * invocation is not queued for a local sandbox (InvocationProgress).
  */
-export async function invokeWithTimeout<T>(run: () => Promise<T>, timeoutMs: number): Promise<InvocationOutcome<T>> {
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<InvocationOutcome<T>>((resolve) => {
-    timer = setTimeout(() => resolve({ kind: "timedOut" }), timeoutMs);
-  });
+export async function invokeWithTimeout<T>(run: (progress: InvocationProgress) => Promise<T>, timeoutMs: number): Promise<InvocationOutcome<T>> {
+  const timer = new PausableTimer(timeoutMs);
   const settled = Promise.resolve()
-    .then(run)
+    .then(() => run(timer))
     .then(
       (value): InvocationOutcome<T> => ({ kind: "returned", value }),
       (error: unknown): InvocationOutcome<T> => ({ kind: "threw", error }),
     );
   try {
-    return await Promise.race([settled, timedOut]);
+    return await Promise.race([settled, timer.expired.then((): InvocationOutcome<T> => ({ kind: "timedOut" }))]);
   } finally {
-    clearTimeout(timer);
+    timer.stop();
+  }
+}
+
+/** A countdown that stands still while the invocation is queued. */
+class PausableTimer implements InvocationProgress {
+  readonly expired: Promise<void>;
+  private fire!: () => void;
+  private handle: NodeJS.Timeout | undefined;
+  private runningSince = 0;
+  private waits = 0;
+
+  constructor(private remainingMs: number) {
+    this.expired = new Promise<void>((resolve) => (this.fire = resolve));
+    this.resume();
+  }
+
+  queued(): void {
+    this.waits += 1;
+    if (this.waits !== 1 || this.handle === undefined) return;
+    clearTimeout(this.handle);
+    this.handle = undefined;
+    this.remainingMs -= Date.now() - this.runningSince;
+  }
+
+  started(): void {
+    if (this.waits === 0) return;
+    this.waits -= 1;
+    if (this.waits === 0) this.resume();
+  }
+
+  stop(): void {
+    clearTimeout(this.handle);
+    this.handle = undefined;
+    this.waits = Number.POSITIVE_INFINITY;
+  }
+
+  private resume(): void {
+    this.runningSince = Date.now();
+    this.handle = setTimeout(this.fire, Math.max(0, this.remainingMs));
   }
 }
 

@@ -52,7 +52,7 @@ export async function handleRestRequest(
   const timeoutMs = Math.min(match.route.timeoutMs ?? settings.limits.integrationTimeoutMs, settings.limits.integrationTimeoutMs);
   const context = settings.createContext(REST_FUNCTION_NAME, timeoutMs);
   const routeHandler = match?.route.handler ?? handler;
-  const outcome = await invokeWithTimeout(() => routeHandler(event, context), timeoutMs);
+  const outcome = await invokeWithTimeout((progress) => routeHandler(event, context, progress), timeoutMs);
   if (outcome.kind === "timedOut") {
     sendGatewayError(res, 504, "Endpoint request timed out", undefined, ids.requestId);
     return;
@@ -74,7 +74,7 @@ async function streamRestResponse(res: ServerResponse, event: APIGatewayProxyEve
   const timeoutMs = match.route.timeoutMs ?? settings.limits.integrationTimeoutMs;
   const context = settings.createContext(REST_FUNCTION_NAME, timeoutMs);
   const writer = new StreamedResponseWriter(res, { "x-amzn-RequestId": ids.requestId, "x-amz-apigw-id": ids.extendedRequestId, "X-Amzn-Trace-Id": ids.traceId });
-  const outcome = await invokeWithTimeout(() => match.route.streamHandler!(event, context, (chunk) => writer.onChunk(chunk)), timeoutMs);
+  const outcome = await invokeWithTimeout((progress) => match.route.streamHandler!(event, context, (chunk) => writer.onChunk(chunk), progress), timeoutMs);
   if (outcome.kind === "returned") return writer.finish();
   if (writer.headersSent) {
     res.destroy();

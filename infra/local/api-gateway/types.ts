@@ -1,11 +1,13 @@
 import type { StaticSite } from "./static-site";
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from "aws-lambda";
 import type { LocalAuthorizer } from "./authorizer";
+import type { InvocationProgress } from "./invoke";
 
-export type RestHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+/** `progress` lets a local integration say when it waits for a sandbox, which the integration timeout does not count. */
+export type RestHandler = (event: APIGatewayProxyEvent, context: Context, progress?: InvocationProgress) => Promise<APIGatewayProxyResult>;
 
 /** A response-streaming integration: the function's stream bytes (prelude, 8 NUL bytes, body) as written. */
-export type RestStreamHandler = (event: APIGatewayProxyEvent, context: Context, onChunk: (chunk: Buffer) => void) => Promise<void>;
+export type RestStreamHandler = (event: APIGatewayProxyEvent, context: Context, onChunk: (chunk: Buffer) => void, progress?: InvocationProgress) => Promise<void>;
 
 /**
  * The event API Gateway sends to a Lambda proxy integration of a WebSocket
@@ -61,7 +63,7 @@ export interface WebSocketHandlerResult {
   headers?: Record<string, string>;
 }
 
-export type WebSocketHandler = (event: WebSocketEvent, context: Context) => Promise<WebSocketHandlerResult | void>;
+export type WebSocketHandler = (event: WebSocketEvent, context: Context, progress?: InvocationProgress) => Promise<WebSocketHandlerResult | void>;
 
 export interface LocalApiGatewayLimits {
   /** Whole WebSocket message, inbound and via PostToConnection. AWS: 128 KB. */

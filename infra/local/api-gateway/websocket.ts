@@ -257,7 +257,7 @@ export class WebSocketGateway implements ConnectionRegistry {
 
   private invoke(event: WebSocketEvent, timeoutMs = this.settings.limits.integrationTimeoutMs): Promise<InvocationOutcome<WebSocketHandlerResult | void>> {
     const context = this.settings.createContext(WS_FUNCTION_NAME, timeoutMs);
-    return invokeWithTimeout(() => this.handler(event, context), timeoutMs);
+    return invokeWithTimeout((progress) => this.handler(event, context, progress), timeoutMs);
   }
 }
 

@@ -6,6 +6,7 @@
  */
 import type { CfnResource } from "../../synth";
 import type { LocalRestRoute } from "../api-gateway/rest-routes";
+import type { QueueSignals } from "../lambda/pool";
 import type { DeployedFunction, DeployedResources } from "./deploy";
 import { resolveValue } from "./intrinsics";
 
@@ -60,8 +61,19 @@ function functionOfUri(uri: string, deployed: DeployedResources): DeployedFuncti
   return fn;
 }
 
-type Invoker = (fn: DeployedFunction) => <R>(event: unknown) => Promise<R>;
-type StreamInvoker = (fn: DeployedFunction) => (event: unknown, onChunk: (chunk: Buffer) => void) => Promise<void>;
+/** Invokes a deployed function's pool; `signals` (the local gateway's timer) hear when the call waits for a sandbox. */
+export type Invoker = (fn: DeployedFunction) => <R>(event: unknown, signals?: QueueSignals) => Promise<R>;
+export type StreamInvoker = (fn: DeployedFunction) => (event: unknown, onChunk: (chunk: Buffer) => void, signals?: QueueSignals) => Promise<void>;
+export type AroundInvoke = <R>(fn: DeployedFunction, invoke: () => Promise<R>) => Promise<R>;
+
+/** The pools' buffered and streamed invocations, each through `around` (the fault and observation wrappers). */
+export function poolInvokers(around?: AroundInvoke): { invoke: Invoker; invokeStream: StreamInvoker } {
+  const wrap = <R>(fn: DeployedFunction, run: () => Promise<R>) => (around ? around(fn, run) : run());
+  return {
+    invoke: (fn) => (event, signals) => wrap(fn, () => fn.pool.invoke(event, signals)),
+    invokeStream: (fn) => (event, onChunk, signals) => wrap(fn, () => fn.pool.invokeStream(event, onChunk, signals)),
+  };
+}
 
 export function toLocalRoutes(routes: TemplateRestRoute[], invoke: Invoker, invokeStream: StreamInvoker): LocalRestRoute[] {
   return routes.map((route) => ({
@@ -69,7 +81,7 @@ export function toLocalRoutes(routes: TemplateRestRoute[], invoke: Invoker, invo
     resourcePath: route.resourcePath,
     ...(route.timeoutMs !== undefined ? { timeoutMs: route.timeoutMs } : {}),
     ...(route.streaming
-      ? { streamHandler: (event, _context, onChunk) => invokeStream(route.fn)(event, onChunk) }
-      : { handler: (event) => invoke(route.fn)(event) }),
+      ? { streamHandler: (event, _context, onChunk, progress) => invokeStream(route.fn)(event, onChunk, progress) }
+      : { handler: (event, _context, progress) => invoke(route.fn)(event, progress) }),
   }));
 }

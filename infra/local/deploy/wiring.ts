@@ -22,7 +22,7 @@ import type { LoadedAssembly } from "./assembly";
 import { LOCAL_SECRET_KEY, localizeUrl, type DeployedFunction, type DeployedResources } from "./deploy";
 import { readEdgeAuthorization } from "./edge-auth";
 import { resolveValue } from "./intrinsics";
-import { restRoutesOf, toLocalRoutes } from "./rest-routes";
+import { poolInvokers, restRoutesOf, toLocalRoutes, type AroundInvoke, type Invoker } from "./rest-routes";
 
 export interface WiringOptions {
   host?: string;
@@ -33,7 +33,7 @@ export interface WiringOptions {
   accountId: string;
   sweepIntervalMs?: number;
   waitStateMs?: Record<string, number>;
-  around?: <R>(fn: DeployedFunction, invoke: () => Promise<R>) => Promise<R>;
+  around?: AroundInvoke;
   log: Log;
   executionListeners: ((event: LocalExecutionEvent) => void)[];
   /** Asynchronous invocations (the WebSocket method routes): delay between Lambda's retries. */
@@ -61,10 +61,7 @@ type Entry = [string, CfnResource];
 export async function wireTriggers(assembly: LoadedAssembly, deployed: DeployedResources, options: WiringOptions): Promise<Wiring> {
   const entries = Object.entries(assembly.template.Resources ?? {});
   const closers: (() => Promise<void>)[] = [];
-  const invoke = (fn: DeployedFunction) => <R>(event: unknown): Promise<R> => {
-    const run = () => fn.pool.invoke<R>(event);
-    return options.around ? options.around(fn, run) : run();
-  };
+  const { invoke } = poolInvokers(options.around);
   const gateway = await startFrontDoor(entries, deployed, options, invoke);
   closers.push(() => gateway.close());
   const machine = registerStateMachine(entries, deployed, options, invoke);
@@ -109,7 +106,7 @@ function functionOfIntegrationUri(uri: unknown, deployed: DeployedResources, res
   return fn;
 }
 
-async function startFrontDoor(entries: Entry[], deployed: DeployedResources, options: WiringOptions, invoke: (fn: DeployedFunction) => <R>(event: unknown) => Promise<R>) {
+async function startFrontDoor(entries: Entry[], deployed: DeployedResources, options: WiringOptions, invoke: Invoker) {
   const resolve = (value: unknown) => resolveValue(value, deployed.scope);
   const edgeAuth = readEdgeAuthorization(entries, invoke, (uri) => functionOfIntegrationUri(uri, deployed, resolve));
   const restFn = functionOfIntegrationUri(edgeAuth.restFunctionUri, deployed, resolve);
@@ -126,10 +123,7 @@ async function startFrontDoor(entries: Entry[], deployed: DeployedResources, opt
   const asyncRoutes = routes.filter((route) => JSON.stringify(route.integration?.Properties?.RequestParameters ?? {}).includes("X-Amz-Invocation-Type"));
   const stage = entries.find(([, r]) => r.Type === "AWS::ApiGatewayV2::Stage")?.[1].Properties?.StageName;
   // Streamed integrations are invoked with InvokeWithResponseStream (the function's pool streams chunks).
-  const invokeStream = (fn: DeployedFunction) => (event: unknown, onChunk: (chunk: Buffer) => void) => {
-    const run = () => fn.pool.invokeStream(event, onChunk);
-    return options.around ? options.around(fn, run) : run();
-  };
+  const { invokeStream } = poolInvokers(options.around);
   // Each method's integration (buffered or streamed) with its authorizer from the same template method.
   const restRoutes = withAuthorizers(toLocalRoutes(restRoutesOf(entries, deployed), invoke, invokeStream), edgeAuth.restRoutes);
   return startLocalApiGateway({
@@ -137,10 +131,10 @@ async function startFrontDoor(entries: Entry[], deployed: DeployedResources, opt
     host: options.host,
     port: options.port,
     stage: String(stage ?? "production"),
-    restHandler: (event) => invoke(restFn)(event),
+    restHandler: (event, _context, progress) => invoke(restFn)(event, progress),
     staticSites: [{ prefix: `/${CONSOLE_PATH}`, dir: CONSOLE_DIR }],
     gatewayResponses: edgeAuth.gatewayResponses,
-    webSocketHandler: (event) => invoke(wsFn)(event),
+    webSocketHandler: (event, _context, progress) => invoke(wsFn)(event, progress),
     ...(edgeAuth.connectAuthorizer ? { connectAuthorizer: edgeAuth.connectAuthorizer } : {}),
     webSocketRoutes: routes.map((route) => route.routeKey).filter((key) => !key.startsWith("$")).sort(),
     createContext: (functionName, timeoutMs) => createLambdaContext(functionName, timeoutMs),

@@ -47,6 +47,12 @@ export function sandboxResourceLimits(memoryMb: number, env: NodeJS.ProcessEnv =
 /** One idle sandbox's heap (diagnostics) and how many invocations it served. */
 export type SandboxHeap = NodeJS.MemoryUsage & { invocations: number };
 
+/** Told when an invocation waits for a sandbox and when it gets one (the local API Gateway's timer does not count the wait). */
+export interface QueueSignals {
+  queued(): void;
+  started(): void;
+}
+
 /** Where a sandbox's stdout/stderr lines go (CloudWatch Logs, locally). */
 export type LogSink = (functionName: string, line: string) => void;
 
@@ -82,11 +88,11 @@ export class FunctionPool {
   }
 
   /** A synchronous (RequestResponse) invocation: the result as JSON text, or a LambdaFunctionError. */
-  async invokeJson(payloadJson: string): Promise<string> {
+  async invokeJson(payloadJson: string, signals?: QueueSignals): Promise<string> {
     if (Buffer.byteLength(payloadJson) > LAMBDA_SYNC_PAYLOAD_LIMIT_BYTES) {
       throw new LambdaServiceError("RequestEntityTooLargeException", `Request must be smaller than ${LAMBDA_SYNC_PAYLOAD_LIMIT_BYTES} bytes for the InvokeFunction operation`);
     }
-    const sandbox = await this.acquire();
+    const sandbox = await this.acquire(signals);
     this.invocations += 1;
     try {
       const result = await this.run(sandbox, payloadJson);
@@ -107,8 +113,8 @@ export class FunctionPool {
    * writes its response stream, each chunk reaches `onChunk` as written; the
    * promise settles when the handler is done (a LambdaFunctionError if it threw).
    */
-  async invokeStream(event: unknown, onChunk: (chunk: Buffer) => void): Promise<void> {
-    const sandbox = await this.acquire();
+  async invokeStream(event: unknown, onChunk: (chunk: Buffer) => void, signals?: QueueSignals): Promise<void> {
+    const sandbox = await this.acquire(signals);
     this.invocations += 1;
     try {
       await this.run(sandbox, JSON.stringify(event ?? {}), onChunk);
@@ -117,8 +123,8 @@ export class FunctionPool {
     }
   }
 
-  async invoke<T>(event: unknown): Promise<T> {
-    return JSON.parse(await this.invokeJson(event === undefined ? "{}" : JSON.stringify(event))) as T;
+  async invoke<T>(event: unknown, signals?: QueueSignals): Promise<T> {
+    return JSON.parse(await this.invokeJson(event === undefined ? "{}" : JSON.stringify(event), signals)) as T;
   }
 
   /** Starts one sandbox ahead of traffic (a provisioned-concurrency-like warm start). */
@@ -197,7 +203,20 @@ export class FunctionPool {
     this.sandboxes.clear();
   }
 
-  private async acquire(): Promise<Sandbox> {
+  /** A sandbox for one invocation; past maxConcurrency it waits for one (signals say when, and when it ends). */
+  private async acquire(signals?: QueueSignals): Promise<Sandbox> {
+    let waited = false;
+    try {
+      return await this.takeSandbox(() => {
+        if (!waited) signals?.queued();
+        waited = true;
+      });
+    } finally {
+      if (waited) signals?.started();
+    }
+  }
+
+  private async takeSandbox(onWait: () => void): Promise<Sandbox> {
     for (;;) {
       if (this.closed) throw new LambdaServiceError("ResourceNotFoundException", `Function not found: ${this.definition.arn}`);
       const idle = [...this.sandboxes].find((s) => !s.busy);
@@ -212,6 +231,7 @@ export class FunctionPool {
         sandbox.busy = true;
         return sandbox;
       }
+      onWait();
       await new Promise<void>((resolve) => this.waiting.push(resolve));
     }
   }
