@@ -34,8 +34,12 @@ import { renderReport, type BenchResults } from "./report";
 const FIGURES = ["cold-start", "foundation", "memory", "overhead", "openai-client", "throughput", "cost", "streaming"] as const;
 type Figure = (typeof FIGURES)[number];
 
-/** Quiet time before an idle RSS sample: longer than the sandboxes' idle reaping (infra/local/lambda/pool.ts). */
-const IDLE_MS = 65_000;
+/**
+ * The memory phase's idle samples: the `npm start` child reaps idle sandboxes
+ * after 2 s (LOCAL_SANDBOX_IDLE_MS), the phase waits 5 s of quiet and then until
+ * no sandbox is alive (at most 3 min), with a GC of the main thread first.
+ */
+const MEMORY_IDLE = { sandboxIdleMs: 2_000, settleMs: 5_000, idleTimeoutMs: 180_000 };
 
 const PROFILES = {
   full: {
@@ -53,7 +57,7 @@ const PROFILES = {
     ],
     coldStart: { repeats: 5 },
     foundation: { starts: 5, runs: 20, warmup: 3 },
-    memory: { runs: 1000, lanes: 4, idleMs: IDLE_MS, sampleEvery: 100 },
+    memory: { warmupRuns: 200, blockRuns: 1000, blocks: 2, lanes: 4, ...MEMORY_IDLE },
     openAiClient: { runs: 20, warmup: 3 },
   },
   quick: {
@@ -70,7 +74,7 @@ const PROFILES = {
     ],
     coldStart: { repeats: 1 },
     foundation: { starts: 1, runs: 3, warmup: 1 },
-    memory: { runs: 40, lanes: 2, idleMs: IDLE_MS, sampleEvery: 10 },
+    memory: { warmupRuns: 10, blockRuns: 20, blocks: 2, lanes: 2, ...MEMORY_IDLE },
     openAiClient: { runs: 3, warmup: 1 },
   },
 };

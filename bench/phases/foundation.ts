@@ -100,8 +100,9 @@ async function offlineRuns(app: Started, runs: number, warmup: number): Promise<
  * Spawns `npm start`'s entry point on a fresh data folder and waits for its
  * banner. `assemblyCacheFrom`: a folder whose `assembly-cache` is copied in
  * first (the start then deploys the cached assembly instead of synthesizing).
+ * `env`: added to the child's environment (the memory phase's settings).
  */
-export function startApp(options: { assemblyCacheFrom?: string } = {}): Promise<Started> {
+export function startApp(options: { assemblyCacheFrom?: string; env?: Record<string, string> } = {}): Promise<Started> {
   const dataDir = mkdtempSync(join(tmpdir(), "agent-runner-bench-"));
   const cache = options.assemblyCacheFrom ? join(options.assemblyCacheFrom, "assembly-cache") : undefined;
   if (cache && existsSync(cache)) cpSync(cache, join(dataDir, "assembly-cache"), { recursive: true });
@@ -109,7 +110,7 @@ export function startApp(options: { assemblyCacheFrom?: string } = {}): Promise<
   const child = spawn(process.execPath, ["--import", "tsx", "infra/local/main.ts"], {
     cwd: process.cwd(),
     // MALLOC_ARENA_MAX=2 as `npm start` sets it (package.json): measured is what a user runs.
-    env: { ...process.env, PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "warn", AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true", MODEL: "offline/echo", MALLOC_ARENA_MAX: "2" },
+    env: { ...process.env, PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "warn", AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true", MODEL: "offline/echo", MALLOC_ARENA_MAX: "2", ...options.env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";

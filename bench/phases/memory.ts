@@ -1,90 +1,183 @@
 /**
- * The local stack's memory: resident set size of `npm start` (the process and
- * every child it spawned; worker threads are part of the process), idle after
- * start, once each function of a run has a warm sandbox, and along N runs with
- * the built-in offline model (fresh session each, `lanes` sessions at a time),
- * then idle again after the sandboxes had time to be reaped. Read from
- * /proc (Linux); elsewhere the figure is reported as unavailable.
+ * The local stack's memory, idle to idle: resident set size of `npm start`
+ * (the process and every child it spawned; worker threads are part of the
+ * process) sampled only when the stack is idle: after start, after a warm-up
+ * and after each block of runs (built-in offline model, a fresh session per
+ * run, `lanes` sessions at a time). Samples taken while runs are in flight
+ * measure busy sandboxes and uncollected garbage, not what the stack keeps.
+ *
+ * Idle means: the `npm start` child runs with LOCAL_SANDBOX_IDLE_MS short (every
+ * idle sandbox is stopped soon after the traffic ends) and
+ * LOCAL_MEMORY_DIAGNOSTICS=1 (infra/local/memory-diagnostics.ts: a SIGUSR2 runs a
+ * full GC of the main thread and prints the sandboxes alive); the phase
+ * signals until no sandbox is alive, then reads RSS. Read from /proc (Linux);
+ * elsewhere the figure is reported as unavailable.
  */
+import type { ChildProcess } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
+import { MEMORY_DIAGNOSTICS_PREFIX, type MemoryDiagnostics } from "../../infra/local/memory-diagnostics";
 import { TestWsClient } from "../../test/support/ws-client";
 import { driveRun } from "../harness";
 import { startApp, stopApp, type Started } from "./foundation";
 
 export interface MemoryOptions {
-  runs: number;
+  /** Runs before the first measured block (warms sandboxes, caches, the bounded stores). */
+  warmupRuns: number;
+  /** Runs per measured block. */
+  blockRuns: number;
+  blocks: number;
   /** Sessions driven at once. */
   lanes: number;
-  /** How long the stack sits idle before the idle samples (ms). */
-  idleMs: number;
-  /** An RSS sample every this many runs. */
-  sampleEvery: number;
+  /** LOCAL_SANDBOX_IDLE_MS of the `npm start` child. */
+  sandboxIdleMs: number;
+  /** Quiet time after the traffic before the first idle poll (trailing invocations drain). */
+  settleMs: number;
+  /** Give up waiting for every sandbox to stop after this long (the sample is then marked). */
+  idleTimeoutMs: number;
+}
+
+export interface IdleSample {
+  label: string;
+  /** Runs done when the sample was taken. */
+  runs: number;
+  /** RSS of the process tree, MB. */
+  mb: number;
+  /** The main thread after its GC, and the sandboxes alive (0 unless the wait timed out). */
+  main: MemoryDiagnostics;
+  /** From the end of the traffic to the sample. */
+  waitedMs: number;
+}
+
+export interface MemoryBlock {
+  runs: number;
+  failures: number;
+  runMs: number;
+  idleBeforeMb: number;
+  idleAfterMb: number;
+  /** (idle after - idle before) / runs x 1,000. */
+  growthMbPer1000Runs: number;
 }
 
 export interface MemoryResult {
+  /** 2: idle to idle (this shape). 1 (no field) sampled while runs were in flight. */
+  version: 2;
   available: boolean;
+  lanes: number;
+  sandboxIdleMs: number;
+  warmup: { runs: number; failures: number; runMs: number };
+  idle: IdleSample[];
+  blocks: MemoryBlock[];
+  /** All runs, warm-up included. */
   runs: number;
-  idleMs: number;
-  /** After start, idle for idleMs. */
   idleAfterStartMb: number;
-  /** Right after the first run (every function of a run has a sandbox). */
-  afterFirstRunMb: number;
-  /** Right after the last run. */
-  afterRunsMb: number;
-  /** After the last run and idleMs of quiet. */
+  /** The last idle sample. */
   idleAfterRunsMb: number;
-  /** Growth per 1000 runs: least-squares slope of the samples after the first tenth of the runs. */
+  /** The largest block's growth (the goal holds only if every block meets it). */
   growthMbPer1000Runs: number;
-  samples: { run: number; mb: number }[];
   failures: number;
   runMs: number;
 }
 
 export async function measureMemory(options: MemoryOptions): Promise<MemoryResult> {
-  const app = await startApp();
+  const app = await startApp({ env: { LOCAL_SANDBOX_IDLE_MS: String(options.sandboxIdleMs), LOCAL_MEMORY_DIAGNOSTICS: "1" } });
   const pid = app.child.pid!;
+  const diagnostics = diagnosticsOf(app.child);
+  const idle: IdleSample[] = [];
+  const sample = async (label: string, runs: number) => {
+    const began = performance.now();
+    await sleep(options.settleMs);
+    const main = await untilNoSandbox(diagnostics, options.idleTimeoutMs);
+    const taken: IdleSample = { label, runs, mb: rssMb(pid), main, waitedMs: Math.round(performance.now() - began) };
+    idle.push(taken);
+    return taken;
+  };
   try {
-    await sleep(options.idleMs);
-    const idleAfterStartMb = rssMb(pid);
+    const available = existsSync(`/proc/${pid}/status`);
+    await sample("after start", 0);
     const clients: TestWsClient[] = [];
-    for (let lane = 0; lane < options.lanes; lane += 1) clients.push(await connect(app));
-    const client = clients[0];
     try {
-      const samples: { run: number; mb: number }[] = [];
-      let failures = 0;
-      failures += await drive(client, 0, 1);
-      const afterFirstRunMb = rssMb(pid);
-      samples.push({ run: 1, mb: afterFirstRunMb });
-      const began = performance.now();
-      for (let done = 1; done < options.runs; ) {
-        const batch = Math.min(options.sampleEvery, options.runs - done);
-        failures += await driveLanes(clients, done, batch);
-        done += batch;
-        samples.push({ run: done, mb: rssMb(pid) });
+      for (let lane = 0; lane < options.lanes; lane += 1) clients.push(await connect(app));
+      const warmup = await timed(() => driveLanes(clients, 0, options.warmupRuns));
+      let done = options.warmupRuns;
+      let before = await sample("after warm-up", done);
+      const blocks: MemoryBlock[] = [];
+      for (let block = 1; block <= options.blocks; block += 1) {
+        const ran = await timed(() => driveLanes(clients, done, options.blockRuns));
+        done += options.blockRuns;
+        const after = await sample(`after block ${block}`, done);
+        blocks.push({ runs: options.blockRuns, failures: ran.failures, runMs: ran.runMs, idleBeforeMb: before.mb, idleAfterMb: after.mb, growthMbPer1000Runs: round1(((after.mb - before.mb) / options.blockRuns) * 1000) });
+        before = after;
       }
-      const runMs = performance.now() - began;
-      const afterRunsMb = rssMb(pid);
-      await sleep(options.idleMs);
       return {
-        available: existsSync(`/proc/${pid}/status`),
-        runs: options.runs,
-        idleMs: options.idleMs,
-        idleAfterStartMb,
-        afterFirstRunMb,
-        afterRunsMb,
-        idleAfterRunsMb: rssMb(pid),
-        growthMbPer1000Runs: slope(samples.filter((s) => s.run > options.runs / 10)) * 1000,
-        samples,
-        failures,
-        runMs,
+        version: 2,
+        available,
+        lanes: options.lanes,
+        sandboxIdleMs: options.sandboxIdleMs,
+        warmup: { runs: options.warmupRuns, ...warmup },
+        idle,
+        blocks,
+        runs: done,
+        idleAfterStartMb: idle[0].mb,
+        idleAfterRunsMb: idle[idle.length - 1].mb,
+        growthMbPer1000Runs: Math.max(...blocks.map((b) => b.growthMbPer1000Runs)),
+        failures: warmup.failures + blocks.reduce((sum, b) => sum + b.failures, 0),
+        runMs: warmup.runMs + blocks.reduce((sum, b) => sum + b.runMs, 0),
       };
     } finally {
       await Promise.all(clients.map((c) => c.close()));
     }
   } finally {
+    diagnostics.close();
     await stopApp(app);
   }
+}
+
+async function timed(work: () => Promise<number>): Promise<{ failures: number; runMs: number }> {
+  const began = performance.now();
+  const failures = await work();
+  return { failures, runMs: Math.round(performance.now() - began) };
+}
+
+/** Signals until a report says no sandbox is alive (or the bound passes); the last report. */
+async function untilNoSandbox(diagnostics: DiagnosticsChannel, timeoutMs: number): Promise<MemoryDiagnostics> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const report = await diagnostics.request();
+    if (report.sandboxes === 0 || performance.now() > deadline) return report;
+    await sleep(1000);
+  }
+}
+
+interface DiagnosticsChannel {
+  /** SIGUSR2 to the child; its next diagnostics line. */
+  request(): Promise<MemoryDiagnostics>;
+  close(): void;
+}
+
+/** Reads the child's stdout for `memory diagnostics:` lines (and keeps the pipe drained). */
+function diagnosticsOf(child: ChildProcess): DiagnosticsChannel {
+  const waiting: ((report: MemoryDiagnostics) => void)[] = [];
+  let buffered = "";
+  const onData = (chunk: Buffer) => {
+    buffered += chunk.toString();
+    const lines = buffered.split("\n");
+    buffered = lines.pop() ?? "";
+    for (const line of lines) {
+      if (line.startsWith(MEMORY_DIAGNOSTICS_PREFIX)) waiting.shift()?.(JSON.parse(line.slice(MEMORY_DIAGNOSTICS_PREFIX.length)) as MemoryDiagnostics);
+    }
+  };
+  child.stdout!.on("data", onData);
+  return {
+    request: () =>
+      new Promise<MemoryDiagnostics>((resolve, reject) => {
+        // Generous: a loaded machine may take a while to schedule the handler; a missing answer is a broken setup.
+        const timer = setTimeout(() => reject(new Error("bench: npm start did not answer SIGUSR2 with memory diagnostics within 60 s")), 60_000);
+        waiting.push((report) => (clearTimeout(timer), resolve(report)));
+        child.kill("SIGUSR2");
+      }),
+    close: () => child.stdout!.off("data", onData),
+  };
 }
 
 async function connect(app: Started): Promise<TestWsClient> {
@@ -143,15 +236,5 @@ function safeRead(file: string): string {
   }
 }
 
-/** Least-squares slope of mb over run (MB per run). */
-export function slope(samples: readonly { run: number; mb: number }[]): number {
-  if (samples.length < 2) return 0;
-  const n = samples.length;
-  const meanX = samples.reduce((s, p) => s + p.run, 0) / n;
-  const meanY = samples.reduce((s, p) => s + p.mb, 0) / n;
-  const num = samples.reduce((s, p) => s + (p.run - meanX) * (p.mb - meanY), 0);
-  const den = samples.reduce((s, p) => s + (p.run - meanX) ** 2, 0);
-  return den === 0 ? 0 : num / den;
-}
-
+const round1 = (value: number) => Math.round(value * 10) / 10;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

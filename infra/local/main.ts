@@ -10,7 +10,9 @@
  * file; ./agent-runner.config.json when present), MODEL, OPENAI_API_KEY,
  * OPENAI_BASE_URL, ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, AWS_EDGE_PORT (PORT + 1), LOG_LEVEL (info:
  * function logs at warn and above; debug: all of them), LOCAL_SANDBOX_YOUNG_GENERATION_MB
- * (8: each sandbox's young generation; docs/local-memory.md).
+ * (8: each sandbox's young generation; docs/local-memory.md), LOCAL_SANDBOX_IDLE_MS
+ * (60000: an idle sandbox is stopped after it), LOCAL_MEMORY_DIAGNOSTICS (1: SIGUSR2 runs a
+ * GC and prints the heap and the sandboxes alive; infra/local/memory-diagnostics.ts).
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
@@ -18,6 +20,7 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { isOfflineModel } from "../../shared/providers/model-refs";
 import { consoleLog } from "./console-log";
+import { installMemoryDiagnostics, memoryDiagnosticsEnabled } from "./memory-diagnostics";
 import { LOCAL_REGION, startLocalStack, type LocalStack } from "./stack";
 
 /**
@@ -51,6 +54,7 @@ async function main(): Promise<void> {
   // `npm run keys` finds the running stack's table and edge here.
   writeFileSync(join(dataDir, "stack-outputs.json"), `${JSON.stringify({ ...stack.outputs, AwsEndpoint: stack.endpoints.edge, Region: LOCAL_REGION }, null, 2)}\n`);
   printBanner(stack, Date.now() - startedAt, dataDir, values.assembly);
+  if (memoryDiagnosticsEnabled(env)) installMemoryDiagnostics(() => [...stack.deployed.functions.values()].map((fn) => fn.pool));
   const stop = async () => {
     log.info("shutting down");
     await stack.close();

@@ -20,13 +20,14 @@
  * `$$.State.*` / `$$.Task.*` in the Context Object, HeartbeatSeconds,
  * GetExecutionHistory, redrive, Express workflows, JSONata. Execution names
  * become reusable once the closed execution falls out of the bounded history
- * (AWS: 90 days).
+ * (AWS: 90 days); only the newest closed executions keep their input and
+ * output for DescribeExecution (older ones: `inputDetails.included` false).
  */
 import "./step-functions/polyfill";
 import type { LocalLogger } from "./lambda-context";
 import { sfnOperations } from "./step-functions/api";
 import { TaskTokenRegistry } from "./step-functions/task-tokens";
-import { DEFAULT_MAX_CLOSED_EXECUTIONS, ExecutionStore, type ExecutionSummary } from "./step-functions/executions";
+import { DEFAULT_MAX_CLOSED_EXECUTIONS, DEFAULT_MAX_DETAILED_CLOSED_EXECUTIONS, ExecutionStore, type ExecutionSummary } from "./step-functions/executions";
 import { startJsonProtocolServer } from "./step-functions/http";
 import { createExecutionJournal, NO_JOURNAL, resumePoint, type ExecutionJournal } from "./step-functions/journal";
 import { type LocalStateMachine, MachineRegistry } from "./step-functions/machines";
@@ -68,6 +69,8 @@ export interface StartLocalStepFunctionsOptions {
   logger?: LocalLogger;
   /** How many closed executions to remember (default 1000). */
   maxClosedExecutions?: number;
+  /** How many of them keep their input and output; older ones keep a summary (default 50; step-functions/executions.ts). */
+  maxDetailedClosedExecutions?: number;
   /** Keep running executions here so they survive a restart (step-functions/journal.ts); in memory when absent. */
   journalDir?: string;
   /** Fault injection (tests): asked as each Task state is entered (step-functions/runner.ts TaskFault). */
@@ -79,7 +82,7 @@ const CLOSE_DRAIN_TIMEOUT_MS = 10_000;
 
 export async function startLocalStepFunctions(options: StartLocalStepFunctionsOptions): Promise<LocalStepFunctions> {
   const scope = { region: options.region, accountId: options.accountId };
-  const store = new ExecutionStore(options.maxClosedExecutions ?? DEFAULT_MAX_CLOSED_EXECUTIONS);
+  const store = new ExecutionStore(options.maxClosedExecutions ?? DEFAULT_MAX_CLOSED_EXECUTIONS, options.maxDetailedClosedExecutions ?? DEFAULT_MAX_DETAILED_CLOSED_EXECUTIONS);
   const tokens = new TaskTokenRegistry();
   const registry = new MachineRegistry(scope, (work) => store.track(work), tokens);
   const journal = options.journalDir ? createExecutionJournal(options.journalDir) : NO_JOURNAL;

@@ -6,7 +6,7 @@
  * starts). A sandbox that outlives the function's Timeout is stopped, like
  * Lambda's, and the caller gets `Sandbox.Timedout` with Lambda's message.
  * The event and the result cross the boundary as JSON (6 MB each way).
- * A sandbox idle for SANDBOX_IDLE_MS is stopped (Lambda reaps idle execution
+ * A sandbox idle for sandboxIdleMs() is stopped (Lambda reaps idle execution
  * environments too, after minutes): the local stack's memory goes back to its
  * idle size between bursts instead of keeping every sandbox it ever needed.
  */
@@ -18,6 +18,19 @@ import { LambdaFunctionError, LambdaServiceError, LAMBDA_SYNC_PAYLOAD_LIMIT_BYTE
 const BOOTSTRAP = fileURLToPath(new URL("./bootstrap.mjs", import.meta.url));
 /** How long an idle sandbox stays warm. Lambda keeps them for minutes; locally memory is the scarcer resource. */
 export const SANDBOX_IDLE_MS = 60_000;
+
+/**
+ * The idle reap time: LOCAL_SANDBOX_IDLE_MS (a positive whole number of ms)
+ * when set, else SANDBOX_IDLE_MS. The memory bench sets it short so an idle
+ * sample is taken with every sandbox gone (docs/local-memory.md).
+ */
+export function sandboxIdleMs(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.LOCAL_SANDBOX_IDLE_MS?.trim();
+  if (!raw) return SANDBOX_IDLE_MS;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value <= 0) throw new Error(`LOCAL_SANDBOX_IDLE_MS must be a positive whole number of milliseconds, got ${JSON.stringify(raw)}`);
+  return value;
+}
 
 export interface FunctionDefinition {
   name: string;
@@ -59,7 +72,7 @@ export type LogSink = (functionName: string, line: string) => void;
 interface Sandbox {
   worker: Worker;
   busy: boolean;
-  /** Set while the sandbox is idle: stops it after SANDBOX_IDLE_MS. */
+  /** Set while the sandbox is idle: stops it after the pool's idle time. */
   reaper?: NodeJS.Timeout;
   pending?: { requestId: string; resolve: (json: string) => void; reject: (error: Error) => void; timer?: NodeJS.Timeout; onChunk?: (chunk: Buffer) => void };
   /** Settles when the runtime has imported the handler (Lambda's init phase). */
@@ -79,7 +92,7 @@ export class FunctionPool {
   constructor(
     readonly definition: FunctionDefinition,
     private readonly logSink: LogSink,
-    private readonly idleMs = SANDBOX_IDLE_MS,
+    private readonly idleMs = sandboxIdleMs(),
   ) {}
 
   /** Sandboxes alive now, busy or idle (tests read it). */

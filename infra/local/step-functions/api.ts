@@ -111,15 +111,22 @@ function describeExecution(request: JsonObject, deps: SfnApiDeps): JsonObject {
     status: record.status,
     startDate: epochSeconds(record.startDate),
     stopDate: record.stopDate && epochSeconds(record.stopDate),
+    // An old closed execution keeps only its summary (executions.ts): AWS's "not included" shape, not an empty input.
     input: record.input,
-    inputDetails: { included: true },
+    inputDetails: { included: record.input !== undefined },
     output: record.output,
-    outputDetails: record.output === undefined ? undefined : { included: true },
+    outputDetails: outputDetails(record),
     error: record.error,
     cause: record.cause,
     redriveCount: 0,
     redriveStatus: "NOT_REDRIVABLE",
   };
+}
+
+function outputDetails(record: ExecutionRecord): { included: boolean } | undefined {
+  if (record.output !== undefined) return { included: true };
+  const summarized = record.input === undefined;
+  return summarized && record.status === "SUCCEEDED" ? { included: false } : undefined;
 }
 
 /** Stopping a closed execution succeeds and changes nothing, as in AWS. */

@@ -3,6 +3,14 @@
  * history of closed ones (AWS keeps closed Standard executions for 90 days;
  * a long-lived local process must not grow without bound). Also answers
  * "is anything still running?" for tests and shutdown.
+ *
+ * Closed executions are kept in two tiers so the store reaches its steady
+ * size after a few dozen runs instead of a thousand: the newest
+ * `maxDetailed` keep their input and output; older ones, up to `maxClosed`,
+ * keep a summary (name, status, dates, error and cause), which is what the
+ * sweeper's DescribeExecution reads and what makes a reused name
+ * ExecutionAlreadyExists. The parsed input is needed only while running
+ * (StartExecution's idempotency check) and is dropped at close.
  */
 
 export type ExecutionStatus = "RUNNING" | "SUCCEEDED" | "FAILED" | "TIMED_OUT" | "ABORTED";
@@ -15,8 +23,8 @@ export interface ExecutionSummary {
   status: ExecutionStatus;
   startDate: Date;
   stopDate?: Date;
-  /** The execution input as given to StartExecution. */
-  input: string;
+  /** The execution input as given to StartExecution; absent once an old closed execution is summarized. */
+  input?: string;
   output?: string;
   error?: string;
   cause?: string;
@@ -35,15 +43,25 @@ export interface ExecutionRecord extends ExecutionSummary {
 }
 
 export const DEFAULT_MAX_CLOSED_EXECUTIONS = 1000;
+/** Closed executions that keep their input and output (a run's few DescribeExecution reads come soon after it closes). */
+export const DEFAULT_MAX_DETAILED_CLOSED_EXECUTIONS = 50;
 
 export class ExecutionStore {
   private readonly records = new Map<string, ExecutionRecord>();
+  /** Closed executions, oldest first: all remembered, and those still holding input and output. */
   private readonly closedOrder: string[] = [];
+  private readonly detailedOrder: string[] = [];
+  private readonly maxDetailed: number;
   private readonly idleWaiters: Array<() => void> = [];
   private running = 0;
   private pendingWork = 0;
 
-  constructor(private readonly maxClosed = DEFAULT_MAX_CLOSED_EXECUTIONS) {}
+  constructor(
+    private readonly maxClosed = DEFAULT_MAX_CLOSED_EXECUTIONS,
+    maxDetailed = DEFAULT_MAX_DETAILED_CLOSED_EXECUTIONS,
+  ) {
+    this.maxDetailed = Math.min(maxDetailed, maxClosed);
+  }
 
   find(executionArn: string): ExecutionRecord | undefined {
     return this.records.get(executionArn);
@@ -58,8 +76,11 @@ export class ExecutionStore {
   close(record: ExecutionRecord, outcome: ExecutionOutcome): boolean {
     if (record.status !== "RUNNING") return false;
     Object.assign(record, outcome, { stopDate: new Date() });
+    record.inputValue = undefined;
     this.running -= 1;
     this.closedOrder.push(record.executionArn);
+    this.detailedOrder.push(record.executionArn);
+    this.summarizeOldDetailed();
     this.evictOldestClosed();
     this.notifyIfIdle();
     return true;
@@ -111,6 +132,21 @@ export class ExecutionStore {
   private notifyIfIdle(): void {
     if (!this.isIdle()) return;
     for (const resolve of this.idleWaiters.splice(0)) resolve();
+  }
+
+  /** Sizes (tests): executions remembered, closed ones still holding input and output. */
+  sizes(): { records: number; closed: number; detailed: number } {
+    return { records: this.records.size, closed: this.closedOrder.length, detailed: this.detailedOrder.length };
+  }
+
+  private summarizeOldDetailed(): void {
+    while (this.detailedOrder.length > this.maxDetailed) {
+      const record = this.records.get(this.detailedOrder.shift()!);
+      if (record) {
+        delete record.input;
+        delete record.output;
+      }
+    }
   }
 
   private evictOldestClosed(): void {

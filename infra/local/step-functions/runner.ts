@@ -86,12 +86,15 @@ export function createRunner(deps: RunnerDeps): Runner {
     handles.delete(record.executionArn);
     // Tracked before the status changes so that waitForIdle also waits for
     // the "closed" event, which comes after the execution's last state event.
+    let closed: ExecutionSummary | undefined;
     void deps.store.track(
       settleWithin(handle?.drained, DRAIN_GRACE_MS).then(() => {
-        deps.emit({ kind: "closed", execution: toSummary(record) });
+        deps.emit({ kind: "closed", execution: closed ?? toSummary(record) });
       }),
     );
     deps.store.close(record, outcome);
+    // Taken now: by the time the event is sent, the store may have summarized the record (dropped its input and output).
+    closed = toSummary(record);
   };
   // An execution that vanishes: no outcome, no "closed" event, DescribeExecution no longer knows it.
   const lose = (record: ExecutionRecord): void => {
@@ -110,7 +113,7 @@ export function createRunner(deps: RunnerDeps): Runner {
   const faults: FaultActions = { finish, fail, lose };
   return {
     launch: (record, machine) => {
-      deps.journal.started({ executionArn: record.executionArn, stateMachineArn: machine.arn, name: record.name, input: record.input, startDate: record.startDate.getTime() });
+      deps.journal.started({ executionArn: record.executionArn, stateMachineArn: machine.arn, name: record.name, input: record.input ?? JSON.stringify(record.inputValue), startDate: record.startDate.getTime() });
       const handle = launch(record, machine, deps, faults, { engine: machine.engine, input: record.inputValue });
       if (handle && record.status === "RUNNING") handles.set(record.executionArn, handle);
     },
