@@ -8,7 +8,7 @@
  * Environment: PORT (3000), HOST (127.0.0.1), DATA_DIR (./.data), AUTH_TOKEN
  * (else a dev token kept in DATA_DIR), AGENT_RUNNER_CONFIG (a JSON config
  * file; ./agent-runner.config.json when present), MODEL, OPENAI_API_KEY,
- * OPENAI_BASE_URL, ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, AWS_EDGE_PORT (PORT + 1), LOG_LEVEL (info:
+ * OPENAI_BASE_URL, ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, AWS_EDGE_PORT (PORT + 1; any free port when PORT is 0), LOG_LEVEL (info:
  * function logs at warn and above; debug: all of them), LOCAL_SANDBOX_YOUNG_GENERATION_MB
  * (8: each sandbox's young generation; docs/local-memory.md), LOCAL_SANDBOX_IDLE_MS
  * (60000: an idle sandbox is stopped after it), LOCAL_MEMORY_DIAGNOSTICS (1: SIGUSR2 runs a
@@ -20,6 +20,7 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { isOfflineModel } from "../../shared/providers/model-refs";
 import { consoleLog } from "./console-log";
+import { edgePort, frontDoorPort } from "./ports";
 import { installMemoryDiagnostics, memoryDiagnosticsEnabled } from "./memory-diagnostics";
 import { LOCAL_REGION, startLocalStack, type LocalStack } from "./stack";
 
@@ -40,9 +41,8 @@ async function main(): Promise<void> {
   mkdirSync(dataDir, { recursive: true });
   const log = consoleLog(env.LOG_LEVEL ?? "info");
   const stack = await startLocalStack({
-    port: Number(env.PORT ?? 3000),
-    // A fixed port, so tools outside the process (the AWS CLI, SAM's env.json) can reach it.
-    edgePort: Number(env.AWS_EDGE_PORT ?? Number(env.PORT ?? 3000) + 1),
+    port: frontDoorPort(env),
+    edgePort: edgePort(env),
     host: env.HOST ?? "127.0.0.1",
     dataDir,
     synthInWorker: true,
