@@ -18,6 +18,11 @@ export interface RunWatch {
  */
 export type WatchReason = "abort_requested" | "run_timeout" | "superseded";
 
+/** The attempt's signal was aborted because a re-drive superseded it (the reason travels as the signal's `reason`). */
+export function isSuperseded(signal: AbortSignal): boolean {
+  return signal.aborted && signal.reason === "superseded";
+}
+
 /**
  * Aborts the attempt's signal when someone asks the run to stop (a flag on
  * the run record, set by another Lambda), when the run's own time budget
