@@ -49,7 +49,7 @@ export class RunEventEmitter {
   /** Seqs the log reserves for this emitter, and the key of the last item it wrote (to give them back). */
   private reserved: number;
   private lastItemFrom: number | undefined;
-  /** A newer writer owns the run (a re-drive superseded this task): nothing more is sent or logged. */
+  /** A newer task of the run writes now (a re-drive superseded this one, or took its transcript claim): nothing more is sent or logged. */
   private silenced = false;
 
   private constructor(
@@ -80,10 +80,11 @@ export class RunEventEmitter {
   }
 
   /**
-   * A re-drive superseded this task while it ran: the re-drive's emitter
-   * already logged this one's reserved seqs as retractions, so anything this
-   * one sent or logged from now on (its own retraction included) would land
-   * after the new attempt's text and withdraw it. Pending text is dropped.
+   * A newer task of the run took over while this one ran (a re-drive, or a
+   * retry that took the transcript claim): its emitter already logged this
+   * one's reserved seqs as retractions, so anything this one sent or logged
+   * from now on (its own retraction included) would land after the new
+   * attempt's text and withdraw it. Pending text is dropped.
    */
   silence(): void {
     this.silenced = true;
