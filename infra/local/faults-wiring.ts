@@ -6,6 +6,7 @@
 import type { EdgeFaultAction } from "./aws-edge";
 import type { DeployedFunction } from "./deploy/deploy";
 import type { FaultPlan } from "./faults";
+import type { TaskFault } from "./step-functions";
 
 export type { FaultPlan } from "./faults";
 
@@ -15,6 +16,7 @@ export function edgeFaults(
   plan: FaultPlan,
   byName: (name: string) => DeployedFunction | undefined,
   keyOf: (fn: DeployedFunction) => string | undefined,
+  failExecution: (name: string, fault: TaskFault) => boolean,
 ): (call: { service: string; action: string; principalArn: string; body: Buffer }) => EdgeFaultAction | undefined {
   return (call) => {
     // `arn:aws:sts::<account>:assumed-role/<role>/<function name>`
@@ -25,6 +27,7 @@ export function edgeFaults(
     const kill = (kind: "crash" | "timeout") => async () => void (await fn.pool.killRunning(kind));
     if (fault.kind === "refuse") return { refuse: fault.error };
     if (fault.kind === "kill-before") return { before: kill("crash") };
+    if (fault.kind === "execution-after") return { after: async () => void failExecution(fault.executionName, fault.fault) };
     return { after: kill(fault.kind === "timeout-after" ? "timeout" : "crash") };
   };
 }

@@ -15,6 +15,12 @@
  *   rule fails the execution there with States.Runtime (the service's own
  *   failure) or loses it (as if deleted: no event, no record), the Task's
  *   function not invoked.
+ * - mid-Task, an edge rule's `execution` effect kills a named execution right
+ *   after a call of the function running its Task reached the emulator (the
+ *   call's write happened): the execution FAILS with States.Runtime or is
+ *   lost, and the function goes on as a Lambda does in AWS; its late answer
+ *   reaches no one. "When the attempt writes X (the n-th time), the
+ *   execution dies": triggered by the attempt's own progress, never a delay.
  * Each rule fires `times` times (default 1) and records its hits.
  */
 import type { WireError } from "./aws-edge/wire-errors";
@@ -30,7 +36,9 @@ export type FaultEffect =
   /** The calling function dies: before its call reaches the emulator, or after (the write happened, the answer is lost). */
   | { kind: "kill"; when: "before" | "after" }
   /** The calling function runs past its timeout right after this call (Sandbox.Timedout). */
-  | { kind: "timeout" };
+  | { kind: "timeout" }
+  /** Right after this call, the execution named `executionName` dies mid-Task (States.Runtime or lost); the caller goes on. */
+  | { kind: "execution"; fault: TaskFault; executionName: string };
 
 export interface EdgeFaultRule {
   at: "edge";
@@ -80,7 +88,8 @@ export type EdgeFault =
   | { kind: "refuse"; error: WireError }
   | { kind: "kill-before" }
   | { kind: "kill-after" }
-  | { kind: "timeout-after" };
+  | { kind: "timeout-after" }
+  | { kind: "execution-after"; fault: TaskFault; executionName: string };
 
 interface Armed {
   rule: FaultRule;
@@ -112,6 +121,7 @@ export class FaultPlan {
     const { effect } = armed;
     if (effect.kind === "kill") return { kind: effect.when === "before" ? "kill-before" : "kill-after" };
     if (effect.kind === "timeout") return { kind: "timeout-after" };
+    if (effect.kind === "execution") return { kind: "execution-after", fault: effect.fault, executionName: effect.executionName };
     if (effect.kind === "status") return { kind: "refuse", error: statusError(effect.statusCode, effect.errorType) };
     return { kind: "refuse", error: throttleError(call.service, effect.code) };
   }

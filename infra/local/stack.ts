@@ -292,7 +292,7 @@ async function startEmulators(options: LocalStackOptions, closers: (() => Promis
     secretArnForId: (id) => secrets.arnForId(id),
     ...(options.observe?.onEdgeCall ? { onCall: options.observe.onEdgeCall } : {}),
     ...(options.observe?.meterCapacity ? { rewriteRequestBody: withCapacityRequestBody } : {}),
-    ...(options.faults ? { faultFor: edgeFaults(options.faults, (name) => deployed?.byName.get(name), (fn) => keyOf[fn.logicalId]) } : {}),
+    ...(options.faults ? { faultFor: edgeFaults(options.faults, (name) => deployed?.byName.get(name), (fn) => keyOf[fn.logicalId], (name, fault) => sfn.failExecution(name, fault)) } : {}),
   });
   closers.unshift(() => edge.close());
   const admin = { region: LOCAL_REGION, credentials: ADMIN_CREDENTIALS };

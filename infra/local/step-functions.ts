@@ -31,7 +31,7 @@ import { DEFAULT_MAX_CLOSED_EXECUTIONS, DEFAULT_MAX_DETAILED_CLOSED_EXECUTIONS, 
 import { startJsonProtocolServer } from "./step-functions/http";
 import { createExecutionJournal, NO_JOURNAL, resumePoint, type ExecutionJournal } from "./step-functions/journal";
 import { type LocalStateMachine, MachineRegistry } from "./step-functions/machines";
-import { createRunner, type LocalExecutionEvent, type Runner, type TaskFaultHook } from "./step-functions/runner";
+import { createRunner, type LocalExecutionEvent, type Runner, type TaskFault, type TaskFaultHook } from "./step-functions/runner";
 
 export type { LocalStateMachine } from "./step-functions/machines";
 export type { TaskHandler } from "./step-functions/tasks";
@@ -54,6 +54,12 @@ export interface LocalStepFunctions {
    * Returns their names.
    */
   resumeJournaled(): string[];
+  /**
+   * Fault injection (tests): the running execution of this name dies now, in
+   * the middle of whatever Task it runs (that Task's function goes on, as a
+   * Lambda does in AWS). False when no running execution has that name.
+   */
+  failExecution(name: string, fault: TaskFault): boolean;
   /** Stops serving, aborts running executions, waits briefly for their tasks. */
   close(): Promise<void>;
 }
@@ -99,6 +105,11 @@ export async function startLocalStepFunctions(options: StartLocalStepFunctionsOp
     executions: () => store.list(),
     waitForIdle: () => store.waitForIdle(),
     resumeJournaled: () => resumeJournaled(journal, store, registry, runner),
+    failExecution: (name, fault) => {
+      const record = store.runningRecords().find((candidate) => candidate.name === name);
+      if (record) runner.fault(record, fault, "fault injected: the service failed the execution while a Task ran");
+      return record !== undefined;
+    },
     close: async () => {
       await server.close();
       // A closing stack's executions stay journaled: the next start goes on with them.

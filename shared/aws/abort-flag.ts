@@ -3,7 +3,7 @@ import * as z from "zod";
 import { keys } from "./keys";
 import type { Db } from "./dynamo";
 
-const AbortFlagSchema = z.object({ abortRequestedAt: z.number().optional() });
+const AbortFlagSchema = z.object({ abortRequestedAt: z.number().optional(), redriveGeneration: z.number().optional() });
 
 /**
  * When an abort of the run was requested, if it was: the one attribute a
@@ -18,4 +18,18 @@ export async function readAbortRequestedAt(db: Db, runId: string): Promise<numbe
     new GetCommand({ TableName: db.table, Key: keys.run(runId), ConsistentRead: true, ProjectionExpression: "abortRequestedAt" }),
   );
   return AbortFlagSchema.parse(out.Item ?? {}).abortRequestedAt;
+}
+
+/**
+ * What a running attempt polls every second: the abort flag, and the run's
+ * re-drive generation (a newer one than the attempt started under means its
+ * execution died and a re-drive carries the run on). Two attributes, same
+ * projection economy as readAbortRequestedAt.
+ */
+export async function readRunSignals(db: Db, runId: string): Promise<{ abortRequestedAt?: number; redriveGeneration: number }> {
+  const out = await db.doc.send(
+    new GetCommand({ TableName: db.table, Key: keys.run(runId), ConsistentRead: true, ProjectionExpression: "abortRequestedAt, redriveGeneration" }),
+  );
+  const flags = AbortFlagSchema.parse(out.Item ?? {});
+  return { ...(flags.abortRequestedAt !== undefined ? { abortRequestedAt: flags.abortRequestedAt } : {}), redriveGeneration: flags.redriveGeneration ?? 0 };
 }

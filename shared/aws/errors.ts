@@ -17,6 +17,18 @@ export class WriterFencedError extends Error {
   }
 }
 
+/**
+ * The sweeper re-drove the run while this attempt ran (its execution had died
+ * of the service): the attempt stops here, before any decision or finalize;
+ * the re-drive's attempt carries the run on.
+ */
+export class RunSupersededError extends Error {
+  override readonly name = "RunSupersededError";
+  constructor(readonly runId: string, readonly generation: number) {
+    super(`run ${runId} was re-driven (generation ${generation}) while this attempt ran`);
+  }
+}
+
 /** A commit would break a transcript invariant; nothing was written. */
 export class TranscriptInvariantError extends Error {
   override readonly name = "TranscriptInvariantError";

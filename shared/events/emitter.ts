@@ -49,6 +49,8 @@ export class RunEventEmitter {
   /** Seqs the log reserves for this emitter, and the key of the last item it wrote (to give them back). */
   private reserved: number;
   private lastItemFrom: number | undefined;
+  /** A newer task of the run writes now (a re-drive superseded this one, or took its transcript claim): nothing more is sent or logged. */
+  private silenced = false;
 
   private constructor(
     private readonly deps: EmitterDeps,
@@ -73,7 +75,20 @@ export class RunEventEmitter {
   }
 
   emit(stream: EventStream, data: Record<string, unknown>): void {
+    if (this.silenced) return;
     this.enqueue(() => this.write(stream, data));
+  }
+
+  /**
+   * A newer task of the run took over while this one ran (a re-drive, or a
+   * retry that took the transcript claim): its emitter already logged this
+   * one's reserved seqs as retractions, so anything this one sent or logged
+   * from now on (its own retraction included) would land after the new
+   * attempt's text and withdraw it. Pending text is dropped.
+   */
+  silence(): void {
+    this.silenced = true;
+    this.batch.take();
   }
 
   async flush(): Promise<void> {
@@ -100,6 +115,7 @@ export class RunEventEmitter {
   }
 
   private async write(stream: EventStream, data: Record<string, unknown>): Promise<void> {
+    if (this.silenced) return;
     // Hand the seq out only after the filler (queued before) has moved `seq` past the lost ones.
     const event = this.next(stream, data);
     if (isBatchable(stream, data) && event.seq <= this.reserved && this.batch.fits(event)) {
@@ -116,6 +132,7 @@ export class RunEventEmitter {
 
   /** The timer's or a full batch's write; then anyone who subscribed meanwhile gets what it logged. */
   private async persistPending(keepReservation: boolean): Promise<void> {
+    if (this.silenced) return;
     const pending = this.batch.take();
     if (pending.length === 0) return;
     await this.persist(pending, keepReservation);
@@ -153,6 +170,7 @@ export class RunEventEmitter {
 
   /** End of a task: everything pending logged, and the reservation given back (the next writer needs no filler). */
   private async close(): Promise<void> {
+    if (this.silenced) return;
     const pending = this.batch.take();
     if (pending.length > 0) {
       await this.persist(pending, false);

@@ -21,6 +21,8 @@ import { noteFirstAttempt, noteWriterReleased, openRunEmitter, takeHeldClaim, ty
 import { createSteeringPort } from "../lanes/steering";
 import { committedAnswer } from "./committed-answer";
 import { channelPreviewFor, withPreview } from "../channels/preview-sink";
+import { isSuperseded } from "./run-watch";
+import { WriterFencedError } from "../aws/errors";
 
 /** Stop starting new model calls when less than this is left before the Lambda deadline. */
 export const YIELD_MARGIN_MS = 60_000;
@@ -56,6 +58,10 @@ async function executeAttempt(
   const claimed = await attemptClaim(deps, run, clock);
   let claim: WriterClaim = claimed.claim;
   const emitter = await openRunEmitter(deps, run.runId, run.sessionKey);
+  // Superseded by a re-drive: the new attempt streams now, so this one sends nothing more (its retraction included).
+  const silenceIfSuperseded = () => void (isSuperseded(signal) && emitter.silence());
+  silenceIfSuperseded();
+  signal.addEventListener("abort", silenceIfSuperseded, { once: true });
   // Reasoning goes out as `thinking` events only when the caller asked (`streamThinking` at intake).
   // A channel run streams its answer as a preview message edited as it grows (shared/channels/preview.ts).
   const preview = channelPreviewFor({ db: deps.db, log: deps.log, channels: deps.config.channels, hooks: deps.hooks }, run);
@@ -80,7 +86,11 @@ async function executeAttempt(
         sink.flushDeltas();
         // What looks like the answer gives the claim up in its own commit (no release request after it);
         // a turn after it (a revision, a steering message) resumes the claim if nobody took it since.
-        claim = await appendTurn(deps.db, claim, turn, [], { release: isFinalAnswer(turn) });
+        claim = await appendTurn(deps.db, claim, turn, [], { release: isFinalAnswer(turn) }).catch((error: unknown) => {
+          // A newer task of this run holds the claim (a re-drive, a retry): it streams now, this one goes quiet.
+          if (error instanceof WriterFencedError) emitter.silence();
+          throw error;
+        });
         sink.turnCommitted();
       },
       shouldYield: () => clock.remainingMs() < YIELD_MARGIN_MS,

@@ -1,7 +1,7 @@
 import { recordAttemptDecision } from "../aws/attempt-decisions";
 import { recordAttemptMetrics } from "../observability/run-metrics";
 import { getRun, markResumed, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
-import { RunNotFoundError } from "../aws/errors";
+import { RunNotFoundError, RunSupersededError } from "../aws/errors";
 import type { AttemptSink } from "../agent/attempt";
 import { beforeAttempt, decideNext } from "../core/decide";
 import type { Step } from "../core/decide-steps";
@@ -11,7 +11,7 @@ import type { RunDeps } from "./deps";
 import { GuardMonitor } from "./guard-monitor";
 import { applyEffects, continueAsNew, withPromptFacts } from "./loop-effects";
 import type { StepPointer } from "./pointer";
-import { watchRun } from "./run-watch";
+import { ABORT_POLL_MS, watchRun, type RunWatch } from "./run-watch";
 import { startHeartbeat } from "./heartbeat";
 import { heartbeatIntervalMs } from "../config/lanes-config";
 import { takeRunRecord } from "./invocation-memo";
@@ -62,7 +62,8 @@ export async function runLoopIteration(deps: RunDeps, input: IterationInput, run
     if (run.status === "paused") await markResumed(deps.db, run.runId);
     const early = endedBeforeAttempt(run, deps.db.now());
     if (early) return { runId: run.runId, loop: head.loop, decision: early };
-    const watch = watchRun(deps.db, run.runId, runDeadline(run));
+    // Under the generation it started in: a re-drive after its execution died supersedes this attempt.
+    const watch = watchRun(deps.db, run.runId, runDeadline(run), ABORT_POLL_MS, run.redriveGeneration ?? 0);
     const heartbeat = startHeartbeat(deps.db, run.runId, heartbeatIntervalMs(deps.config.diagnostics), Math.max(run.startedAt ?? 0, run.heartbeatAt ?? 0));
     try {
       const prepared = await prepareAttempt(deps, run, head.loop, previous, watch.signal);
@@ -74,7 +75,7 @@ export async function runLoopIteration(deps: RunDeps, input: IterationInput, run
         previous = undefined;
         continue;
       }
-      const step = await attemptAndDecide(deps, run, prepared.prelude, watch.signal, runAttempt);
+      const step = await attemptAndDecide(deps, run, prepared.prelude, watch, runAttempt);
       if (watch.reason() === "run_timeout") return { runId: run.runId, loop: head.loop, decision: timeoutDecision(run) };
       return pointer(run.runId, step);
     } finally {
@@ -84,14 +85,17 @@ export async function runLoopIteration(deps: RunDeps, input: IterationInput, run
   }
 }
 
-async function attemptAndDecide(deps: RunDeps, run: RunRecord, prelude: Prelude, signal: AbortSignal, runAttempt: AttemptRunner): Promise<Step> {
+async function attemptAndDecide(deps: RunDeps, run: RunRecord, prelude: Prelude, watch: RunWatch, runAttempt: AttemptRunner): Promise<Step> {
   if (prelude.outcome) {
     // The context step failed before any model call: no attempt ran, so none is numbered.
     const step = decideNext(prelude.loop, prelude.outcome);
     return { ...step, loop: unnumbered(step.loop) };
   }
   const monitor = new GuardMonitor(prelude.loop.guard);
-  const report = await runAttempt(run, prelude, AbortSignal.any([signal, monitor.signal]), (sink) => monitor.wrap(sink));
+  const report = await runAttempt(run, prelude, AbortSignal.any([watch.signal, monitor.signal]), (sink) => monitor.wrap(sink));
+  // Its execution died and the sweeper re-drove the run meanwhile: deciding or finalizing here would
+  // race the re-drive's attempt (which owns the run now); the dead execution takes no answer anyway.
+  if (watch.reason() === "superseded") throw new RunSupersededError(run.runId, (run.redriveGeneration ?? 0) + 1);
   const tripped = monitor.tripped;
   const outcome: AttemptOutcome = tripped ? { kind: "compaction_loop", ...tripped } : await withPromptFacts(deps, run, prelude, report.outcome, report.systemPromptChars);
   const step = decideNext({ ...prelude.loop, guard: monitor.guard }, outcome);

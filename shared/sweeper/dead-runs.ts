@@ -1,4 +1,4 @@
-import { getRun, recordExecution, requestAbort, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
+import { getRun, markRedriven, recordExecution, requestAbort, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
 import type { ExecutionState, ExecutionStatus } from "../aws/executions";
 import { finalizeRun } from "../run/finalize-run";
 import type { RunDeps } from "../ports/run-deps";
@@ -42,6 +42,9 @@ export async function redriveOrEnd(deps: RunDeps, run: RunRecord, execution: Exe
   // run record names it, and a stale generation would "re-drive" into the closed name it already used.
   const generation = Math.max(redriveGeneration(runIdOfExecutionTail(run.executionArn)), redriveGeneration(diedName ?? "")) + 1;
   if (generation <= MAX_REDRIVES && deps.executions.continueRun) {
+    // Before the start: an attempt of the dead execution that still runs (the Lambda outlives its
+    // execution) sees the newer generation within a second and stops without deciding or finalizing.
+    await markRedriven(deps.db, run.runId, generation);
     const started = await deps.executions.continueRun(`${run.runId}-r${generation}`, { runId: run.runId });
     if (started.executionArn) await recordExecution(deps.db, run.runId, started.executionArn);
     deps.log.warn("run re-driven after its execution died", { runId: run.runId, generation, error: execution?.error ?? "ExecutionDoesNotExist" });

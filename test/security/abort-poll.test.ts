@@ -32,7 +32,7 @@ function recordGets(): SeenRead[] {
 }
 
 describe("the abort poll reads one attribute, not the run record (defect 7)", () => {
-  it("stops a run with a 350 KB record on request, reading only abortRequestedAt each poll", async () => {
+  it("stops a run with a 350 KB record on request, reading only abortRequestedAt (and the re-drive generation) each poll", async () => {
     const runId = "run_big_record";
     await createRun(t.db, {
       v: 1,
@@ -60,8 +60,9 @@ describe("the abort poll reads one attribute, not the run record (defect 7)", ()
       t.db.doc.middlewareStack.remove("recordGets");
     }
     for (const read of seen) {
-      expect(read.input).toMatchObject({ ProjectionExpression: "abortRequestedAt", ConsistentRead: true });
-      expect(Object.keys(read.item ?? {}).filter((key) => key !== "abortRequestedAt")).toEqual([]);
+      // The abort flag and the re-drive generation (a re-drive supersedes the attempt), nothing else.
+      expect(read.input).toMatchObject({ ProjectionExpression: "abortRequestedAt, redriveGeneration", ConsistentRead: true });
+      expect(Object.keys(read.item ?? {}).filter((key) => key !== "abortRequestedAt" && key !== "redriveGeneration")).toEqual([]);
     }
     expect(seen.at(-1)!.item).toEqual({ abortRequestedAt: expect.any(Number) });
   });

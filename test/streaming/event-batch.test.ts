@@ -97,6 +97,36 @@ describe("batched event log", () => {
   });
 });
 
+describe("a superseded writer (its run re-driven while it ran)", () => {
+  it("silenced, it sends and logs nothing more: its pending text is dropped, its retraction never lands after the new writer's text", async () => {
+    // Prepare: the old writer streamed; a re-drive's writer opened after it and streams the answer.
+    const { pusher, agentEvents } = recordingPusher();
+    await putConnection(t.db, "follower-s");
+    await subscribe(t.db, "follower-s", "silence-1");
+    const old = await RunEventEmitter.open({ db: t.db, pusher, retentionDays: 1 }, "run-silence-1", "silence-1");
+    old.emit("lifecycle", { phase: "start", startedAt: 1 });
+    old.emit("assistant", { delta: "old " });
+    old.emit("assistant", { delta: "pending " });
+    await until(() => agentEvents("follower-s").length === 3);
+    const redrive = await RunEventEmitter.open({ db: t.db, pusher, retentionDays: 1 }, "run-silence-1", "silence-1");
+    redrive.emit("assistant", { delta: "new answer" });
+    // Act: the old writer learns it was superseded, then does what an aborted attempt does.
+    old.silence();
+    old.emit("assistant", { text: "", delta: "", reset: true, reason: "aborted" });
+    await old.flush();
+    redrive.emit("lifecycle", { phase: "end", endedAt: 2, payloads: [{ text: "new answer" }], meta: {} });
+    await redrive.flush();
+    // Assess: the old writer's pending text and its retraction were neither logged nor sent.
+    const log = await readEvents(t.db, "run-silence-1");
+    expect(log.map((e) => e.seq)).toEqual(log.map((_, i) => i + 1));
+    expect(log.filter((e) => e.data.reason === "aborted")).toHaveLength(0);
+    expect(log.filter((e) => e.stream === "assistant" && e.data.reset !== true).map((e) => e.data.delta)).toEqual(["old ", "new answer"]);
+    const sent = agentEvents("follower-s");
+    expect(sent.filter((e) => e.data?.reason === "aborted")).toHaveLength(0);
+    expect(sent.at(-2)).toMatchObject({ stream: "assistant", data: { delta: "new answer" } });
+  });
+});
+
 describe("a killed attempt between a post and its batch write", () => {
   it("the retry logs the lost seqs as retractions, continues after them, and a resuming client sees no gap", async () => {
     // Prepare: the attempt streams; its text is sent and still unlogged when it is killed.

@@ -46,6 +46,8 @@ export interface Runner {
   detachAll(): void;
   /** StopExecution: ABORTED now, with the caller's error and cause; no-op when closed. */
   stop(record: ExecutionRecord, detail: StopDetail): void;
+  /** Fault injection: the running execution dies now (TaskFault), whatever Task it is in; that Task's function goes on. */
+  fault(record: ExecutionRecord, fault: TaskFault, cause: string): void;
 }
 
 /**
@@ -136,6 +138,7 @@ export function createRunner(deps: RunnerDeps): Runner {
       finish(record, { status: "ABORTED", ...detail });
       abort?.();
     },
+    fault: (record, fault, cause) => applyFault(faults, record, fault, cause),
   };
 }
 
@@ -197,7 +200,17 @@ function journaled(overrides: Record<string, TaskOverride>, executionArn: string
   );
 }
 
-/** Asks the fault hook as each Task is entered; a faulted execution ends (or vanishes) instead of invoking it. */
+function applyFault(actions: FaultActions, record: ExecutionRecord, fault: TaskFault, cause: string): void {
+  if (fault === "lost") actions.lose(record);
+  else actions.fail(record, { status: "FAILED", error: STATES_RUNTIME, cause });
+}
+
+/**
+ * Asks the fault hook as each Task is entered; a faulted execution ends (or
+ * vanishes) instead of invoking it. A Task whose execution died while its
+ * function ran (FaultPlan's `execution` edge effect) never settles either: in
+ * AWS the function's late answer reaches no one.
+ */
 function withTaskFaults(overrides: Record<string, TaskOverride>, record: ExecutionRecord, hook: TaskFaultHook | undefined, actions: FaultActions): Record<string, TaskOverride> {
   if (!hook) return overrides;
   return Object.fromEntries(
@@ -205,16 +218,21 @@ function withTaskFaults(overrides: Record<string, TaskOverride>, record: Executi
       state,
       async (input: JsonValue) => {
         const fault = hook({ executionArn: record.executionArn, name: record.name, state });
-        if (fault === "lost") actions.lose(record);
-        if (fault === "runtime_failure") actions.fail(record, { status: "FAILED", error: STATES_RUNTIME, cause: `fault injected: the service failed the execution entering ${state}` });
+        if (fault) applyFault(actions, record, fault, `fault injected: the service failed the execution entering ${state}`);
         // Never settles: the engine's abort does not interrupt a Task in flight, and a failed Task would
         // go on through its Retry/Catch as if the execution still ran.
-        if (fault) return new Promise<JsonValue>(() => undefined);
-        return invoke(input);
+        if (fault) return NEVER();
+        const output = await invoke(input).catch((error: unknown) => {
+          if (record.status !== "RUNNING") return NEVER();
+          throw error;
+        });
+        return record.status === "RUNNING" ? output : NEVER();
       },
     ]),
   );
 }
+
+const NEVER = () => new Promise<JsonValue>(() => undefined);
 
 function settleWithin(work: Promise<void> | undefined, ms: number): Promise<void> {
   if (!work) return Promise.resolve();
