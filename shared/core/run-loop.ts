@@ -104,6 +104,7 @@ const ExecutionSchema = z.object({
   maxEvents: z.number().int().positive().optional(),
 });
 
+// Built on first parse (z.lazy): a function that never reads these pays nothing for them at import (issue 15).
 export const LoopStateSchema = z.lazy(() => z.object({
   v: z.literal(1),
   /** Attempts started so far for the current model (every `continue` consumes one; a yield gives it back). */
@@ -236,6 +237,7 @@ export function resetSameModelCounters(counters: LoopCounters): LoopCounters {
 export const PRECHECK_RECOVERY_ROUTES = ["compact_only", "truncate_tool_results_only", "compact_then_truncate"] as const;
 
 /** What one attempt reports back to the outer loop (small: it goes through Step Functions state). */
+// Built on first parse (z.lazy): a function that never reads these pays nothing for them at import (issue 15).
 export const AttemptOutcomeSchema = z.lazy(() => z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("completed") }),
   /** Stopped before the Lambda deadline with the transcript consistent; continue in a fresh attempt. */
@@ -302,6 +304,7 @@ export const LIVENESS_STATES = ["working", "blocked", "paused", "abandoned"] as 
 export const COMPACTION_TRIGGERS = ["overflow", "timeout", "precheck"] as const;
 export type CompactionTrigger = (typeof COMPACTION_TRIGGERS)[number];
 
+// Built on first parse (z.lazy): a function that never reads these pays nothing for them at import (issue 15).
 export const DecisionSchema = z.lazy(() => z.discriminatedUnion("action", [
   /** `reason` names the branch (rotate_profile, fallback_model, silent_retry, ...) for traces and tests. */
   z.object({ action: z.literal("attempt"), reason: z.string().optional() }),
