@@ -126,6 +126,11 @@ describe("AWS clients other than DynamoDB load on first use (issue 15, import ti
     expect(split.authorizer.all.filter((file) => LAZY_CLIENTS.some((client) => file.includes(client)))).toEqual([]);
   });
 
+  it("the authorizer evaluates zod's mini build, not classic zod (shared/aws/api-keys.ts)", () => {
+    expect(split.authorizer.eager.some((file) => file.includes("node_modules/zod/v4/mini/"))).toBe(true);
+    expect(split.authorizer.all.filter((file) => file.includes("node_modules/zod/v4/classic/"))).toEqual([]);
+  });
+
   it("rest-api parses its OpenAPI document only when asked for it", () => {
     expect(split["rest-api"].all).toContain("docs/openapi.json");
     expect(split["rest-api"].eager).not.toContain("docs/openapi.json");
