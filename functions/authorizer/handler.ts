@@ -1,5 +1,5 @@
 import type { Context } from "aws-lambda";
-import { createAwsClients } from "../../shared/aws/clients";
+import { createDynamoDocumentClient } from "../../shared/aws/dynamo-client";
 import { runtimeConfigFromEnv } from "../../shared/config/runtime";
 import { observedHandler } from "../../shared/observability/middleware";
 import { powertools } from "../../shared/observability/powertools";
@@ -16,8 +16,8 @@ let app: ReturnType<typeof createAuthorizerHandler> | undefined;
 export const handler = observedHandler(async (event: AuthorizerEvent, _context: Context) => {
   if (!app) {
     const runtime = runtimeConfigFromEnv();
-    const clients = createAwsClients(runtime);
-    app = createAuthorizerHandler({ db: { doc: clients.dynamo, table: runtime.tableName, now: Date.now }, authTokenSha256: runtime.authTokenSha256, log: powertoolsLog() });
+    // DynamoDB only: no other client's code is even in this bundle.
+    app = createAuthorizerHandler({ db: { doc: createDynamoDocumentClient(runtime), table: runtime.tableName, now: Date.now }, authTokenSha256: runtime.authTokenSha256, log: powertoolsLog() });
   }
   return app(event);
 });

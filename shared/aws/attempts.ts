@@ -8,7 +8,8 @@ import { ToolMetaSchema, UsageSchema } from "../core/attempt-result";
 import { capText } from "../core/truncate";
 
 /** Diagnostics of one attempt (schema version 1): what the outer loop and finalize read back. */
-export const AttemptRecordSchema = z.object({
+// Built on first parse (z.lazy): a function that never reads these pays nothing for them at import (issue 15).
+export const AttemptRecordSchema = z.lazy(() => z.object({
   v: z.literal(1),
   runId: z.string(),
   iteration: z.number().int(),
@@ -37,7 +38,7 @@ export const AttemptRecordSchema = z.object({
   /** What the outer loop decided after this attempt (shared/aws/attempt-decisions.ts); absent until decided. */
   decision: DecisionSchema.optional(),
   decidedAt: z.number().optional(),
-});
+}));
 export type AttemptRecord = z.infer<typeof AttemptRecordSchema>;
 
 /** Keeps the record well inside DynamoDB's 400 KB item limit. */

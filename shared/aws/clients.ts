@@ -1,42 +1,49 @@
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { SQSClient } from "@aws-sdk/client-sqs";
-import { SFNClient } from "@aws-sdk/client-sfn";
-import { ApiGatewayManagementApiClient } from "@aws-sdk/client-apigatewaymanagementapi";
+import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import type { SQSClient } from "@aws-sdk/client-sqs";
+import type { SFNClient } from "@aws-sdk/client-sfn";
+import type { ApiGatewayManagementApiClient } from "@aws-sdk/client-apigatewaymanagementapi";
 import type { RuntimeConfig } from "../config/runtime";
-import { powertools } from "../observability/powertools";
+import { baseOf, createDynamoDocumentClient, observe } from "./dynamo-client";
+
+/**
+ * A client built on its first use. Its SDK package is imported dynamically,
+ * so in a bundle (infra/bundle.ts splits code) it sits in a chunk that the
+ * function's import neither parses nor evaluates: the authorizer and the
+ * dispatcher never load SQS or the WebSocket management client, and no
+ * function pays for one at import (issue 15, bundle import times).
+ */
+export type LazyClient<T> = () => Promise<T>;
 
 export interface AwsClients {
   dynamo: DynamoDBDocumentClient;
-  sqs: SQSClient;
-  sfn: SFNClient;
+  sqs: LazyClient<SQSClient>;
+  sfn: LazyClient<SFNClient>;
   /** Null when no WebSocket API is configured (e.g. a REST-only test). */
-  management: ApiGatewayManagementApiClient | null;
+  management: LazyClient<ApiGatewayManagementApiClient> | null;
 }
 
-/** The real SDK clients, each with the endpoint from configuration. */
+/** The real SDK clients, each with the endpoint from configuration; all but DynamoDB built on first use. */
 export function createAwsClients(config: RuntimeConfig): AwsClients {
-  const base = { region: config.region, ...(config.credentials ? { credentials: config.credentials } : {}) };
-  const dynamo = new DynamoDBClient({ ...base, endpoint: config.endpoints.dynamodb });
-  const sqs = new SQSClient({ ...base, endpoint: config.endpoints.sqs });
-  const sfn = new SFNClient({ ...base, endpoint: config.endpoints.sfn });
-  const management = config.webSocketManagementEndpoint
-    ? new ApiGatewayManagementApiClient({ ...base, endpoint: config.webSocketManagementEndpoint })
-    : null;
-  // Opt-in (benchmarks): the document client shares the base client's middleware stack.
-  if (config.meter) {
-    config.meter.attach(dynamo, "dynamodb");
-    config.meter.attach(sqs, "sqs");
-    config.meter.attach(sfn, "sfn");
-    if (management) config.meter.attach(management, "apigw-management");
-  }
-  // X-Ray subsegments per SDK call; the client itself when tracing is off (locally, or `tracing: false`).
-  const { tracer } = powertools();
-  if (tracer) for (const client of [dynamo, sqs, sfn, management]) if (client) tracer.captureAWSv3Client(client);
+  const base = baseOf(config);
+  const management = config.webSocketManagementEndpoint;
   return {
-    dynamo: DynamoDBDocumentClient.from(dynamo, { marshallOptions: { removeUndefinedValues: true } }),
-    sqs,
-    sfn,
-    management,
+    dynamo: createDynamoDocumentClient(config),
+    sqs: lazy(async () => observe(config, new (await import("@aws-sdk/client-sqs")).SQSClient({ ...base, endpoint: config.endpoints.sqs }), "sqs")),
+    sfn: lazy(async () => observe(config, new (await import("@aws-sdk/client-sfn")).SFNClient({ ...base, endpoint: config.endpoints.sfn }), "sfn")),
+    management: management
+      ? lazy(async () =>
+          observe(config, new (await import("@aws-sdk/client-apigatewaymanagementapi")).ApiGatewayManagementApiClient({ ...base, endpoint: management }), "apigw-management"),
+        )
+      : null,
   };
+}
+
+/** Built once; a failed build (the chunk could not load) is not kept, so the next call tries again. */
+function lazy<T>(build: () => Promise<T>): LazyClient<T> {
+  let client: Promise<T> | undefined;
+  return () =>
+    (client ??= build().catch((error: unknown) => {
+      client = undefined;
+      throw error;
+    }));
 }

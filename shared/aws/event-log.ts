@@ -9,7 +9,8 @@ export const EVENT_STREAMS = ["lifecycle", "assistant", "thinking", "tool", "com
 export type EventStream = (typeof EVENT_STREAMS)[number];
 
 /** One agent event as stored and as sent (`payload` of an `agent` event frame). Schema version 1. */
-export const RunEventSchema = z.object({
+// Built on first parse (z.lazy): a function that never reads these pays nothing for them at import (issue 15).
+export const RunEventSchema = z.lazy(() => z.object({
   v: z.literal(1),
   runId: z.string(),
   sessionKey: z.string(),
@@ -18,7 +19,7 @@ export const RunEventSchema = z.object({
   ts: z.number(),
   data: z.record(z.string(), z.unknown()),
   expiresAt: z.number().optional(),
-});
+}));
 export type RunEvent = z.infer<typeof RunEventSchema>;
 
 /**
@@ -30,7 +31,8 @@ export type RunEvent = z.infer<typeof RunEventSchema>;
  * v1 items (one event each) are read as before.
  */
 const StoredEventSchema = z.object({ seq: z.number().int().min(1), stream: z.enum(EVENT_STREAMS), ts: z.number(), data: z.record(z.string(), z.unknown()) });
-export const RunEventBatchSchema = z.object({
+// Built on first parse (z.lazy): a function that never reads these pays nothing for them at import (issue 15).
+export const RunEventBatchSchema = z.lazy(() => z.object({
   v: z.literal(2),
   runId: z.string(),
   sessionKey: z.string(),
@@ -40,7 +42,7 @@ export const RunEventBatchSchema = z.object({
   ts: z.number(),
   events: z.array(StoredEventSchema).min(1),
   expiresAt: z.number().optional(),
-});
+}));
 
 /** The most events one batch item holds: readers look this far back for an item that straddles their cursor. */
 export const MAX_BATCH_EVENTS = 16;

@@ -1,4 +1,8 @@
-import { DescribeExecutionCommand, SendTaskSuccessCommand, StartExecutionCommand, type SFNClient } from "@aws-sdk/client-sfn";
+import type { SFNClient } from "@aws-sdk/client-sfn";
+import type { LazyClient } from "./clients";
+
+// The SDK package loads with the client (./clients.ts): never at the function's import.
+const sdk = () => import("@aws-sdk/client-sfn");
 
 export type ExecutionStatus = "RUNNING" | "SUCCEEDED" | "FAILED" | "TIMED_OUT" | "ABORTED" | "PENDING_REDRIVE";
 
@@ -36,8 +40,9 @@ export function executionArnOf(stateMachineArn: string, name: string): string {
   return `${stateMachineArn.replace(":stateMachine:", ":execution:")}:${name}`;
 }
 
-export function createRunExecutions(sfn: SFNClient, stateMachineArn: string): RunExecutions {
+export function createRunExecutions(lazySfn: LazyClient<SFNClient>, stateMachineArn: string): RunExecutions {
   const startNamed = async (name: string, input: Record<string, unknown>) => {
+    const [sfn, { StartExecutionCommand }] = await Promise.all([lazySfn(), sdk()]);
     try {
       const out = await sfn.send(new StartExecutionCommand({ stateMachineArn, name, input: JSON.stringify(input) }));
       return { executionArn: out.executionArn, alreadyStarted: false };
@@ -49,6 +54,7 @@ export function createRunExecutions(sfn: SFNClient, stateMachineArn: string): Ru
   return {
     start: (runId) => startNamed(runId, { runId }),
     async answerTask(taskToken, output) {
+      const [sfn, { SendTaskSuccessCommand }] = await Promise.all([lazySfn(), sdk()]);
       try {
         await sfn.send(new SendTaskSuccessCommand({ taskToken, output: JSON.stringify(output) }));
         return true;
@@ -60,6 +66,7 @@ export function createRunExecutions(sfn: SFNClient, stateMachineArn: string): Ru
     continueRun: (name, input) => startNamed(name, input),
     async describe(nameOrArn) {
       const executionArn = nameOrArn.startsWith("arn:") ? nameOrArn : executionArnOf(stateMachineArn, nameOrArn);
+      const [sfn, { DescribeExecutionCommand }] = await Promise.all([lazySfn(), sdk()]);
       try {
         const out = await sfn.send(new DescribeExecutionCommand({ executionArn }));
         return { status: out.status as ExecutionStatus, ...(out.error ? { error: out.error } : {}), ...(out.cause ? { cause: out.cause } : {}) };

@@ -1,9 +1,8 @@
-import {
-  DeleteConnectionCommand,
-  GoneException,
-  PostToConnectionCommand,
-  type ApiGatewayManagementApiClient,
-} from "@aws-sdk/client-apigatewaymanagementapi";
+import type { ApiGatewayManagementApiClient } from "@aws-sdk/client-apigatewaymanagementapi";
+import type { LazyClient } from "./clients";
+
+// The SDK package loads with the client (./clients.ts): never at the function's import.
+const sdk = () => import("@aws-sdk/client-apigatewaymanagementapi");
 
 /** API Gateway WebSocket limits: 128 KB per message (frames of 32 KB on the wire). */
 export const MAX_WS_MESSAGE_BYTES = 128 * 1024;
@@ -20,14 +19,15 @@ export class FrameTooLargeError extends Error {
   override readonly name = "FrameTooLargeError";
 }
 
-export function createFramePusher(client: ApiGatewayManagementApiClient | null): FramePusher {
+export function createFramePusher(management: LazyClient<ApiGatewayManagementApiClient> | null): FramePusher {
   return {
     async push(connectionId, frame) {
-      if (!client) return "gone";
+      if (!management) return "gone";
       const data = Buffer.from(JSON.stringify(frame), "utf8");
       if (data.byteLength > MAX_WS_MESSAGE_BYTES) {
         throw new FrameTooLargeError(`frame of ${data.byteLength} bytes exceeds ${MAX_WS_MESSAGE_BYTES}`);
       }
+      const [client, { PostToConnectionCommand, GoneException }] = await Promise.all([management(), sdk()]);
       try {
         await client.send(new PostToConnectionCommand({ ConnectionId: connectionId, Data: data }));
         return "sent";
@@ -37,7 +37,8 @@ export function createFramePusher(client: ApiGatewayManagementApiClient | null):
       }
     },
     async disconnect(connectionId) {
-      if (!client) return;
+      if (!management) return;
+      const [client, { DeleteConnectionCommand }] = await Promise.all([management(), sdk()]);
       await client.send(new DeleteConnectionCommand({ ConnectionId: connectionId })).catch((error: unknown) => {
         if ((error as { name?: string }).name !== "GoneException") throw error;
       });

@@ -1,4 +1,4 @@
-import { InvokeCommand, LambdaClient } from "@aws-sdk/client-lambda";
+import type { LambdaClient } from "@aws-sdk/client-lambda";
 import type { RuntimeConfig } from "../config/runtime";
 
 /** Runs a follow-up step of this function after the current invocation returns. */
@@ -14,13 +14,16 @@ export type AsyncSelfInvoker = (event: Record<string, unknown>) => Promise<void>
  */
 export function createAsyncSelfInvoker(runtime: RuntimeConfig): AsyncSelfInvoker | undefined {
   if (!runtime.selfFunctionName) return undefined;
-  const client = new LambdaClient({
-    region: runtime.region,
-    endpoint: runtime.endpoints.lambda,
-    ...(runtime.credentials ? { credentials: runtime.credentials } : {}),
-  });
+  // The Lambda client is imported on the first $connect: a lazy chunk, not part of ws-api's import (issue 15).
+  let client: LambdaClient | undefined;
   const functionName = runtime.selfFunctionName;
   return async (event) => {
+    const { InvokeCommand, LambdaClient } = await import("@aws-sdk/client-lambda");
+    client ??= new LambdaClient({
+      region: runtime.region,
+      endpoint: runtime.endpoints.lambda,
+      ...(runtime.credentials ? { credentials: runtime.credentials } : {}),
+    });
     await client.send(
       new InvokeCommand({ FunctionName: functionName, InvocationType: "Event", Payload: Buffer.from(JSON.stringify(event), "utf8") }),
     );

@@ -33,7 +33,8 @@ const EntryBaseSchema = z.object({
 type EntryBase = z.infer<typeof EntryBaseSchema>;
 
 /** Any stored entry: a message, a compaction, a rewrite or a note (see core/transcript-entries). */
-export const TranscriptEntrySchema = z.intersection(EntryBaseSchema, EntryBodySchema);
+// Built on first parse (z.lazy): a function that never reads these pays nothing for them at import (issue 15).
+export const TranscriptEntrySchema = z.lazy(() => z.intersection(EntryBaseSchema, EntryBodySchema));
 export type TranscriptEntry = EntryBase & EntryBody;
 /** A conversation message entry (what history views list). */
 export type MessageEntry = EntryBase & { kind?: "message"; message: Message };

@@ -41,7 +41,8 @@ export const ToolMetaSchema = z.object({
 });
 export type ToolMeta = z.infer<typeof ToolMetaSchema>;
 
-export const AttemptResultSchema = z.object({
+// Built on first parse (z.lazy): a function that never reads these pays nothing for them at import (issue 15).
+export const AttemptResultSchema = z.lazy(() => z.object({
   v: z.literal(1),
   outcome: AttemptOutcomeSchema,
   /** Visible text blocks of the terminal assistant answer, in order. */
@@ -67,5 +68,5 @@ export const AttemptResultSchema = z.object({
   stopReason: z.string().optional(),
   /** Size of the system prompt this attempt sent (after hooks): what timeout compaction sizes with. */
   systemPromptChars: z.number().int().min(0).optional(),
-});
+}));
 export type AttemptResult = z.infer<typeof AttemptResultSchema>;

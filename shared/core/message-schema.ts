@@ -10,7 +10,8 @@ const AssistantBlockSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("tool_call"), id: z.string(), name: z.string(), args: z.record(z.string(), z.unknown()) }),
 ]);
 
-export const MessageSchema: z.ZodType<Message> = z.discriminatedUnion("role", [
+// Built on first parse (z.lazy): a function that never reads these pays nothing for them at import (issue 15).
+export const MessageSchema: z.ZodType<Message> = z.lazy(() => z.discriminatedUnion("role", [
   z.object({ role: z.literal("user"), content: z.string() }),
   z.object({
     role: z.literal("assistant"),
@@ -28,4 +29,4 @@ export const MessageSchema: z.ZodType<Message> = z.discriminatedUnion("role", [
     content: z.string(),
     isError: z.boolean(),
   }),
-]);
+]));

@@ -104,7 +104,8 @@ const ExecutionSchema = z.object({
   maxEvents: z.number().int().positive().optional(),
 });
 
-export const LoopStateSchema = z.object({
+// Built on first parse (z.lazy): a function that never reads these pays nothing for them at import (issue 15).
+export const LoopStateSchema = z.lazy(() => z.object({
   v: z.literal(1),
   /** Attempts started so far for the current model (every `continue` consumes one; a yield gives it back). */
   iteration: z.number().int().min(0),
@@ -148,7 +149,7 @@ export const LoopStateSchema = z.object({
   calibration: z.record(z.string(), CalibrationSchema).default({}),
   /** The deployed configuration version the run started under (tasks load that configuration, not a newer deploy's). */
   configVersion: z.string().optional(),
-});
+}));
 export type LoopState = z.infer<typeof LoopStateSchema>;
 
 export function maxRunLoopIterations(profileCandidates: number): number {
@@ -236,7 +237,8 @@ export function resetSameModelCounters(counters: LoopCounters): LoopCounters {
 export const PRECHECK_RECOVERY_ROUTES = ["compact_only", "truncate_tool_results_only", "compact_then_truncate"] as const;
 
 /** What one attempt reports back to the outer loop (small: it goes through Step Functions state). */
-export const AttemptOutcomeSchema = z.discriminatedUnion("kind", [
+// Built on first parse (z.lazy): a function that never reads these pays nothing for them at import (issue 15).
+export const AttemptOutcomeSchema = z.lazy(() => z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("completed") }),
   /** Stopped before the Lambda deadline with the transcript consistent; continue in a fresh attempt. */
   z.object({ kind: z.literal("yielded") }),
@@ -294,7 +296,7 @@ export const AttemptOutcomeSchema = z.discriminatedUnion("kind", [
     /** Context window of the model that ran. */
     contextTokens: z.number().int().positive().optional(),
   }),
-]);
+]));
 export type AttemptOutcome = z.infer<typeof AttemptOutcomeSchema>;
 
 export const FinalStatusSchema = z.enum(["ok", "error", "timeout", "aborted"]);
@@ -302,7 +304,8 @@ export const LIVENESS_STATES = ["working", "blocked", "paused", "abandoned"] as 
 export const COMPACTION_TRIGGERS = ["overflow", "timeout", "precheck"] as const;
 export type CompactionTrigger = (typeof COMPACTION_TRIGGERS)[number];
 
-export const DecisionSchema = z.discriminatedUnion("action", [
+// Built on first parse (z.lazy): a function that never reads these pays nothing for them at import (issue 15).
+export const DecisionSchema = z.lazy(() => z.discriminatedUnion("action", [
   /** `reason` names the branch (rotate_profile, fallback_model, silent_retry, ...) for traces and tests. */
   z.object({ action: z.literal("attempt"), reason: z.string().optional() }),
   z.object({ action: z.literal("wait"), waitSeconds: z.number().int().positive(), reason: z.string().optional() }),
@@ -334,7 +337,7 @@ export const DecisionSchema = z.discriminatedUnion("action", [
     /** Internal detail for the logs only (never returned to callers: run meta and events carry `error`). */
     detail: z.string().optional(),
   }),
-]);
+]));
 export type Decision = z.infer<typeof DecisionSchema>;
 export type FinalizeDecision = Extract<Decision, { action: "finalize" }>;
 

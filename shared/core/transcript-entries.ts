@@ -47,12 +47,13 @@ export const NoteRecordSchema = z.object({
 });
 export type NoteRecord = z.infer<typeof NoteRecordSchema>;
 
-export const EntryBodySchema = z.union([
+// Built on first parse (z.lazy): a function that never reads these pays nothing for them at import (issue 15).
+export const EntryBodySchema = z.lazy(() => z.union([
   z.object({ kind: z.literal("message").optional(), message: MessageSchema }),
   z.object({ kind: z.literal("compaction"), compaction: CompactionRecordSchema }),
   z.object({ kind: z.literal("rewrite"), rewrite: RewriteRecordSchema }),
   z.object({ kind: z.literal("note"), note: NoteRecordSchema }),
-]);
+]));
 export type EntryBody =
   | { kind?: "message"; message: Message }
   | { kind: "compaction"; compaction: CompactionRecord }

@@ -1,4 +1,4 @@
-import { SecretsProvider } from "@aws-lambda-powertools/parameters/secrets";
+import type { SecretsProvider } from "@aws-lambda-powertools/parameters/secrets";
 import type { RunDeps } from "../run/deps";
 
 /** How long a container trusts the provider keys it read, unless the template says otherwise. */
@@ -17,11 +17,17 @@ export type ProviderKeysReader = () => Promise<string>;
  */
 export function createProviderKeysReader(region: string, secretArn: string | undefined, maxAgeSeconds: number, log: RunDeps["log"]): ProviderKeysReader {
   if (!secretArn) return async () => "{}";
-  const secrets = new SecretsProvider({ clientConfig: { region } });
+  // Imported on the first read: the Secrets Manager client is a lazy chunk of the bundle (issue 15, import times).
+  let secrets: Promise<SecretsProvider> | undefined;
+  const provider = () =>
+    (secrets ??= import("@aws-lambda-powertools/parameters/secrets").then(({ SecretsProvider }) => new SecretsProvider({ clientConfig: { region } })).catch((error: unknown) => {
+      secrets = undefined;
+      throw error;
+    }));
   let lastGood: string | undefined;
   return async () => {
     try {
-      const text = await secrets.get(secretArn, { maxAge: maxAgeSeconds });
+      const text = await (await provider()).get(secretArn, { maxAge: maxAgeSeconds });
       if (typeof text !== "string") throw new Error("the provider-keys secret has no SecretString");
       parseProviderKeys(text);
       lastGood = text;

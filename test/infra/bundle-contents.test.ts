@@ -46,12 +46,12 @@ describe("what the function bundles pull in", () => {
 });
 
 /**
- * The attempt bundle split as infra/bundle.ts splits it: what its index.mjs evaluates at import, i.e. the
- * inputs of the entry output and of every chunk reachable from it through static imports.
+ * A function bundle split as infra/bundle.ts splits it: what its index.mjs evaluates at import, i.e. the
+ * inputs of the entry output and of every chunk reachable from it through static imports; and all of it.
  */
-function attemptStaticInputs(): { eager: string[]; all: string[] } {
+function staticInputs(key: FunctionKey): { eager: string[]; all: string[] } {
   const result = buildSync({
-    entryPoints: { index: join(REPO_ROOT, FUNCTION_SPECS.attempt.entry) },
+    entryPoints: { index: join(REPO_ROOT, FUNCTION_SPECS[key].entry) },
     bundle: true,
     splitting: true,
     chunkNames: "chunk-[hash]",
@@ -68,7 +68,7 @@ function attemptStaticInputs(): { eager: string[]; all: string[] } {
   });
   const outputs = (result.metafile as Metafile).outputs;
   // Chunks of dynamic imports name an entry point too (the module imported): the entry is the handler's.
-  const entry = Object.keys(outputs).find((file) => outputs[file].entryPoint === FUNCTION_SPECS.attempt.entry)!;
+  const entry = Object.keys(outputs).find((file) => outputs[file].entryPoint === FUNCTION_SPECS[key].entry)!;
   const reached = new Set<string>();
   const pending = [entry];
   while (pending.length > 0) {
@@ -82,7 +82,7 @@ function attemptStaticInputs(): { eager: string[]; all: string[] } {
 }
 
 describe("the attempt bundle loads its SDKs on first use (shared/providers/lazy-sdk.ts, the MCP connection)", () => {
-  const { eager, all } = attemptStaticInputs();
+  const { eager, all } = staticInputs("attempt");
 
   it("the eager part is the handler's own code and what it needs at import (sanity of the walk)", () => {
     expect(eager).toContain(FUNCTION_SPECS.attempt.entry);
@@ -96,6 +96,44 @@ describe("the attempt bundle loads its SDKs on first use (shared/providers/lazy-
     // classify.ts's `instanceof` checks keep the SDKs' error classes (core/error and its helpers) eager.
     const allowed = eagerSdkFiles.filter((file) => !/\/(core\/error|internal\/errors)\.mjs$/.test(file));
     expect(allowed).toEqual([]);
+  });
+});
+
+/** The AWS clients besides DynamoDB: built on first use (shared/aws/clients.ts), so never evaluated at import. */
+const LAZY_CLIENTS = [
+  "node_modules/@aws-sdk/client-sqs/",
+  "node_modules/@aws-sdk/client-sfn/",
+  "node_modules/@aws-sdk/client-apigatewaymanagementapi/",
+  "node_modules/@aws-sdk/client-secrets-manager/",
+  "node_modules/@aws-sdk/client-lambda/",
+];
+
+describe("AWS clients other than DynamoDB load on first use (issue 15, import times)", () => {
+  const split = Object.fromEntries(Object.values(FUNCTION_SPECS).map((spec) => [spec.key, staticInputs(spec.key)]));
+
+  it.each(Object.keys(split))("%s evaluates no SQS, Step Functions, WebSocket management, Secrets Manager or Lambda client at import", (key) => {
+    expect(split[key].eager.filter((file) => LAZY_CLIENTS.some((client) => file.includes(client)))).toEqual([]);
+  });
+
+  it("the functions that call them still bundle them, as lazy chunks", () => {
+    expect(split["rest-api"].all.some((file) => file.includes("node_modules/@aws-sdk/client-sqs/"))).toBe(true);
+    expect(split.dispatcher.all.some((file) => file.includes("node_modules/@aws-sdk/client-sfn/"))).toBe(true);
+    expect(split.attempt.all.some((file) => file.includes("node_modules/@aws-sdk/client-apigatewaymanagementapi/"))).toBe(true);
+    expect(split["ws-api"].all.some((file) => file.includes("node_modules/@aws-sdk/client-lambda/"))).toBe(true);
+  });
+
+  it("the authorizer bundles no client but DynamoDB, not even lazily", () => {
+    expect(split.authorizer.all.filter((file) => LAZY_CLIENTS.some((client) => file.includes(client)))).toEqual([]);
+  });
+
+  it("the authorizer evaluates zod's mini build, not classic zod (shared/aws/api-keys.ts)", () => {
+    expect(split.authorizer.eager.some((file) => file.includes("node_modules/zod/v4/mini/"))).toBe(true);
+    expect(split.authorizer.all.filter((file) => file.includes("node_modules/zod/v4/classic/"))).toEqual([]);
+  });
+
+  it("rest-api parses its OpenAPI document only when asked for it", () => {
+    expect(split["rest-api"].all).toContain("docs/openapi.json");
+    expect(split["rest-api"].eager).not.toContain("docs/openapi.json");
   });
 });
 

@@ -22,7 +22,7 @@ import { logicalIdOfFunction, resourcesOfType, statementsOfRole } from "./helper
 import { DecisionSchema } from "../../shared/core/run-loop";
 import { TASK_TRIES } from "../../shared/core/history-budget";
 
-const DECISION_ACTIONS = DecisionSchema.options.map((option) => option.shape.action.value);
+const DECISION_ACTIONS = DecisionSchema.unwrap().options.map((option) => option.shape.action.value);
 
 // asl-validator ships CommonJS without types; this is the shape its README documents.
 type AslValidator = (definition: unknown) => { isValid: boolean; errorsText: (separator?: string) => string };
