@@ -102,6 +102,9 @@ async function offlineRuns(app: Started, runs: number, warmup: number): Promise<
  * first (the start then deploys the cached assembly instead of synthesizing).
  * `env`: added to the child's environment (the memory phase's settings).
  */
+/** glibc malloc settings of `npm start` (package.json's `start` script; README "Memory of the local stack"). */
+export const NPM_START_MALLOC = { MALLOC_ARENA_MAX: "2", MALLOC_MMAP_THRESHOLD_: "131072", MALLOC_TRIM_THRESHOLD_: "131072" } as const;
+
 export function startApp(options: { assemblyCacheFrom?: string; env?: Record<string, string> } = {}): Promise<Started> {
   const dataDir = mkdtempSync(join(tmpdir(), "agent-runner-bench-"));
   const cache = options.assemblyCacheFrom ? join(options.assemblyCacheFrom, "assembly-cache") : undefined;
@@ -109,8 +112,8 @@ export function startApp(options: { assemblyCacheFrom?: string; env?: Record<str
   const started = performance.now();
   const child = spawn(process.execPath, ["--import", "tsx", "infra/local/main.ts"], {
     cwd: process.cwd(),
-    // MALLOC_ARENA_MAX=2 as `npm start` sets it (package.json): measured is what a user runs.
-    env: { ...process.env, PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "warn", AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true", MODEL: "offline/echo", MALLOC_ARENA_MAX: "2", ...options.env },
+    // The malloc settings `npm start` sets (package.json): measured is what a user runs.
+    env: { ...process.env, PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "warn", AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true", MODEL: "offline/echo", ...NPM_START_MALLOC, ...options.env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
