@@ -13,15 +13,15 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FaultPlan } from "../../infra/local/faults";
-import { startLocalStack, type LocalStack } from "../../infra/local/stack";
+import type { LocalStack } from "../../infra/local/stack";
 import { listAttempts } from "../../shared/aws/attempts";
 import { readEvents } from "../../shared/aws/event-log";
 import { readTranscript } from "../../shared/aws/transcript";
-import { AgentConfigSchema } from "../../shared/config/config";
 import { runIdForIdempotencyKey } from "../../shared/core/ids";
 import { endedRun, executionsOf, expectRunInvariants } from "../support/fault-invariants";
-import { chat, FakeOpenAIServer, heldChat } from "../support/fake-openai-server";
-import { McpTestServer } from "../support/mcp-test-server";
+import { chat, heldChat, type FakeOpenAIServer } from "../support/fake-openai-server";
+import { startMcpFaultStack, type McpFaultStack } from "../support/mcp-fault-stack";
+import type { McpTestServer } from "../support/mcp-test-server";
 import { STACK_START_TIMEOUT_MS, RUN_END_TIMEOUT_MS } from "../support/timeouts";
 import { until } from "../support/until";
 import { TestWsClient, type Frame } from "../support/ws-client";
@@ -34,25 +34,16 @@ let stack: LocalStack;
 let oai: FakeOpenAIServer;
 let mcp: McpTestServer;
 
+let fixture: McpFaultStack | undefined;
+
 beforeAll(async () => {
-  oai = await FakeOpenAIServer.start();
-  mcp = await McpTestServer.start();
-  const config = AgentConfigSchema.parse({
-    model: "openai/gpt-4o",
-    providers: { openai: { baseURL: oai.baseURL, apiKey: "sk-openai-test" } },
-    tools: { builtin: [] },
-    mcp: { servers: { kb: { url: mcp.url, headers: { authorization: { secret: "mcp/kb/token", prefix: "Bearer ", value: "tok-e2e" } } } } },
-  });
   const onEdgeCall = (call: { action: string; statusCode: number; requestBody: Buffer }) => {
     if (call.action === "dynamodb:PutItem" && call.requestBody.includes(LATE_ANSWER)) lateCommits.push({ statusCode: call.statusCode });
   };
-  stack = await startLocalStack({ config, faults: plan, sweepIntervalMs: 0, waitStateMs: { WaitBeforeRetry: 0 }, observe: { onEdgeCall } });
+  fixture = await startMcpFaultStack(plan, { onEdgeCall });
+  ({ stack, oai, mcp } = fixture);
 }, STACK_START_TIMEOUT_MS);
-afterAll(async () => {
-  await stack?.close();
-  await oai?.close();
-  await mcp?.close();
-});
+afterAll(async () => fixture?.close());
 
 interface StreamedEvent {
   seq: number;

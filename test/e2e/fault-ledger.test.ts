@@ -11,36 +11,27 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FaultPlan } from "../../infra/local/faults";
-import { startLocalStack, type LocalStack } from "../../infra/local/stack";
+import type { LocalStack } from "../../infra/local/stack";
 import { listAttempts } from "../../shared/aws/attempts";
 import { UNCERTAIN_TOOL_RESULT } from "../../shared/agent/tool-ledger";
-import { AgentConfigSchema } from "../../shared/config/config";
 import { runIdForIdempotencyKey } from "../../shared/core/ids";
 import { endedRun, expectRunInvariants } from "../support/fault-invariants";
-import { chat, FakeOpenAIServer } from "../support/fake-openai-server";
-import { McpTestServer } from "../support/mcp-test-server";
+import { chat, type FakeOpenAIServer } from "../support/fake-openai-server";
+import { startMcpFaultStack, type McpFaultStack } from "../support/mcp-fault-stack";
+import type { McpTestServer } from "../support/mcp-test-server";
 
 const plan = new FaultPlan();
 let stack: LocalStack;
 let oai: FakeOpenAIServer;
 let mcp: McpTestServer;
 
+let fixture: McpFaultStack | undefined;
+
 beforeAll(async () => {
-  oai = await FakeOpenAIServer.start();
-  mcp = await McpTestServer.start();
-  const config = AgentConfigSchema.parse({
-    model: "openai/gpt-4o",
-    providers: { openai: { baseURL: oai.baseURL, apiKey: "sk-openai-test" } },
-    tools: { builtin: [] },
-    mcp: { servers: { kb: { url: mcp.url, headers: { authorization: { secret: "mcp/kb/token", prefix: "Bearer ", value: "tok-e2e" } } } } },
-  });
-  stack = await startLocalStack({ config, faults: plan, sweepIntervalMs: 0, waitStateMs: { WaitBeforeRetry: 0 } });
+  fixture = await startMcpFaultStack(plan);
+  ({ stack, oai, mcp } = fixture);
 }, 240_000);
-afterAll(async () => {
-  await stack?.close();
-  await oai?.close();
-  await mcp?.close();
-});
+afterAll(async () => fixture?.close());
 
 type ChatBody = { messages: { role: string; content: unknown; tool_call_id?: string }[] };
 
