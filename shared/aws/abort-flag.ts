@@ -1,4 +1,4 @@
-import { GetCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import * as z from "zod";
 import { keys } from "./keys";
 import type { Db } from "./dynamo";
@@ -32,4 +32,17 @@ export async function readRunSignals(db: Db, runId: string): Promise<{ abortRequ
   );
   const flags = AbortFlagSchema.parse(out.Item ?? {});
   return { ...(flags.abortRequestedAt !== undefined ? { abortRequestedAt: flags.abortRequestedAt } : {}), redriveGeneration: flags.redriveGeneration ?? 0 };
+}
+
+/** Notes the run's re-drive generation before its re-drive starts (see `redriveGeneration`). */
+export async function markRedriven(db: Db, runId: string, generation: number): Promise<void> {
+  await db.doc.send(
+    new UpdateCommand({
+      TableName: db.table,
+      Key: keys.run(runId),
+      UpdateExpression: "SET redriveGeneration = :g",
+      ConditionExpression: "attribute_exists(pk)",
+      ExpressionAttributeValues: { ":g": generation },
+    }),
+  );
 }

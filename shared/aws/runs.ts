@@ -59,11 +59,7 @@ export const RunRecordSchema = z.object({
   endedAt: z.number().optional(),
   error: z.string().optional(),
   executionArn: z.string().optional(),
-  /**
-   * How many times the sweeper re-drove the run (its execution died of the service): set before the
-   * re-drive starts, so an attempt of the dead execution still running sees a newer generation and
-   * stops without a durable effect (shared/run/run-watch.ts "superseded").
-   */
+  /** Re-drives so far, set before each starts: an older attempt still running stops (run-watch.ts "superseded"). */
   redriveGeneration: z.number().int().optional(),
   userEntrySeq: z.number().int().optional(),
   /**
@@ -169,19 +165,6 @@ export async function recordExecution(db: Db, runId: string, executionArn: strin
       Key: keys.run(runId),
       UpdateExpression: "SET executionArn = :arn",
       ExpressionAttributeValues: { ":arn": executionArn },
-    }),
-  );
-}
-
-/** Notes the run's re-drive generation before its re-drive starts (see `redriveGeneration`). */
-export async function markRedriven(db: Db, runId: string, generation: number): Promise<void> {
-  await db.doc.send(
-    new UpdateCommand({
-      TableName: db.table,
-      Key: keys.run(runId),
-      UpdateExpression: "SET redriveGeneration = :g",
-      ConditionExpression: "attribute_exists(pk)",
-      ExpressionAttributeValues: { ":g": generation },
     }),
   );
 }

@@ -1,4 +1,5 @@
-import { getRun, markRedriven, recordExecution, requestAbort, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
+import { getRun, recordExecution, requestAbort, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
+import { markRedriven } from "../aws/abort-flag";
 import type { ExecutionState, ExecutionStatus } from "../aws/executions";
 import { finalizeRun } from "../run/finalize-run";
 import type { RunDeps } from "../ports/run-deps";
