@@ -11,7 +11,8 @@
  * OPENAI_BASE_URL, ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, AWS_EDGE_PORT (PORT + 1; any free port when PORT is 0), LOG_LEVEL (info:
  * function logs at warn and above; debug: all of them), LOCAL_SANDBOX_YOUNG_GENERATION_MB
  * (8: each sandbox's young generation; docs/local-memory.md), LOCAL_SANDBOX_IDLE_MS
- * (60000: an idle sandbox is stopped after it), LOCAL_MEMORY_DIAGNOSTICS (1: SIGUSR2 runs a
+ * (60000: an idle sandbox is stopped after it), LOCAL_SANDBOX_SOFT_CAP (two per core: sandboxes a
+ * function starts at once; docs/local-deploy.md, "How many sandboxes"), LOCAL_MEMORY_DIAGNOSTICS (1: SIGUSR2 runs a
  * GC and prints the heap and the sandboxes alive; infra/local/memory-diagnostics.ts).
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";

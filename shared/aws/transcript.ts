@@ -184,7 +184,7 @@ async function appendBodies(db: Db, held: WriterClaim, bodies: EntryBody[], opti
   const entries = bodies.map((body, i) =>
     fitItem(TranscriptEntrySchema.parse({ v: 1, sessionId: claim.sessionId, seq: claim.nextSeq + i, runId: claim.runId, epoch: claim.epoch, ts, ...body }) as TranscriptEntry),
   );
-  for (const entry of entries) await putEntry(db, claim, entry);
+  await putEntries(db, claim, entries);
   const release = options.release === true;
   await commitHead(db, claim, entries.length, release);
   const { released: _released, ...kept } = claim;
@@ -254,6 +254,20 @@ function toolResultOf(entry: TranscriptEntry): ToolResultMessage | undefined {
 function replaceToolResult(entry: TranscriptEntry, message: ToolResultMessage): TranscriptEntry {
   if (entry.kind === "rewrite") return { ...entry, rewrite: { ...entry.rewrite, message } };
   return { ...entry, message } as TranscriptEntry;
+}
+
+/**
+ * The entries of one commit, written at once: each put is fenced on its own
+ * (different keys, same epoch) and none is visible before the head's commit
+ * that follows, so their order does not matter; a turn with a tool call
+ * saves a round trip. Every put has settled when this returns (the first
+ * refusal is thrown only then), so no write of a fenced writer lands after
+ * its caller moved on.
+ */
+async function putEntries(db: Db, claim: WriterClaim, entries: TranscriptEntry[]): Promise<void> {
+  const settled = await Promise.allSettled(entries.map((entry) => putEntry(db, claim, entry)));
+  const refused = settled.find((outcome): outcome is PromiseRejectedResult => outcome.status === "rejected");
+  if (refused) throw refused.reason;
 }
 
 async function putEntry(db: Db, claim: WriterClaim, entry: TranscriptEntry): Promise<void> {
