@@ -59,7 +59,7 @@ const PROFILES = {
     foundation: { starts: 5, runs: 20, warmup: 3 },
     // The warm-up is the goal's "measure after 1,000 runs": bounded stores fill during it (the local
     // Step Functions keeps the last 1,000 closed executions), so the blocks after it show growth per run.
-    memory: { warmupRuns: 1000, blockRuns: 1000, blocks: 2, lanes: 4, ...MEMORY_IDLE },
+    memory: { warmupRuns: 1000, blockRuns: 1000, blocks: 4, lanes: 4, ...MEMORY_IDLE },
     openAiClient: { runs: 20, warmup: 3 },
   },
   quick: {

@@ -3,6 +3,7 @@ import { baselineRun, createBaselineClient } from "../../bench/baseline";
 import { BenchModelServer } from "../../bench/model-server";
 import { messageFor, parseDirective, planReply, TOOL_ROUNDS } from "../../bench/shapes";
 import { jainIndex, percentile, summarize } from "../../bench/stats";
+import { slopePer1000 } from "../../bench/phases/memory";
 
 describe("summary statistics", () => {
   it("uses nearest-rank percentiles", () => {
@@ -53,5 +54,21 @@ describe("bench model server driven by the baseline loop", () => {
     expect(server.statsOf("a-1")).toMatchObject({ requests: TOOL_ROUNDS + 1, statuses: [200, 200, 200, 200] });
     expect(server.statsOf("b-1")).toMatchObject({ requests: 1, statuses: [200] });
     expect(server.statsOf("a-1").serverMs).toBeGreaterThan(0);
+  });
+});
+
+describe("slopePer1000 (the memory phase's growth per run)", () => {
+  it("is the least-squares slope of RSS over runs, per 1,000 runs", () => {
+    // Prepare: 2 MB per 1,000 runs with noise of +/-1 MB that averages out
+    const samples = [
+      { runs: 1000, mb: 100 },
+      { runs: 2000, mb: 103 },
+      { runs: 3000, mb: 103 },
+      { runs: 4000, mb: 106 },
+    ];
+    // Act / Assess
+    expect(slopePer1000(samples)).toBeCloseTo(1.8, 5);
+    expect(slopePer1000([{ runs: 0, mb: 10 }, { runs: 500, mb: 10 }])).toBe(0);
+    expect(slopePer1000([{ runs: 1000, mb: 5 }])).toBeNaN();
   });
 });
