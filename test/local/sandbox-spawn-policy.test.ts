@@ -61,10 +61,15 @@ async function secondWhileHeld(fn: FunctionPool, options: { pauseMs?: number; re
 }
 
 describe("starting a sandbox while every one is busy", () => {
-  it("happens at once under the soft cap, even with the CPU spent (as Lambda would)", async () => {
-    const fn = pool({ softCap: 2 });
+  // The held call is let go only after the second answered: the second can only answer from a new sandbox.
+  it.each([
+    { when: "under the soft cap, even with the CPU spent (as Lambda would)", policy: { softCap: 2 }, pauseMs: 0 },
+    { when: "past the soft cap with CPU to spare, once the last start is two gauge windows old", policy: { cpu: cpu(false) }, pauseMs: 300 },
+    { when: "past the soft cap with the CPU spent, when no sandbox came free for stallMs", policy: { stallMs: 150 }, pauseMs: 0 },
+  ])("happens $when", async ({ policy, pauseMs }) => {
+    const fn = pool(policy);
     try {
-      const second = await secondWhileHeld(fn);
+      const second = await secondWhileHeld(fn, { pauseMs });
       expect(second.calls).toBe(1);
       expect(fn.coldStarts).toBe(2);
     } finally {
@@ -72,7 +77,7 @@ describe("starting a sandbox while every one is busy", () => {
     }
   });
 
-  it("past the soft cap with the CPU spent, waits for the busy sandbox and reuses it", async () => {
+  it("waits for the busy sandbox past the soft cap with the CPU spent, and reuses it", async () => {
     const fn = pool({});
     try {
       const second = await secondWhileHeld(fn, { releaseAfterMs: 300 });
@@ -80,29 +85,6 @@ describe("starting a sandbox while every one is busy", () => {
       expect(second.calls).toBe(3);
       expect(fn.coldStarts).toBe(1);
       expect(fn.sandboxCount()).toBe(1);
-    } finally {
-      await fn.close();
-    }
-  });
-
-  it("past the soft cap with CPU to spare, starts one (once the last start is two gauge windows old)", async () => {
-    const fn = pool({ cpu: cpu(false) });
-    try {
-      const second = await secondWhileHeld(fn, { pauseMs: 300 });
-      expect(second.calls).toBe(1);
-      expect(fn.coldStarts).toBe(2);
-    } finally {
-      await fn.close();
-    }
-  });
-
-  it("past the soft cap with the CPU spent, starts one when no sandbox came free for stallMs", async () => {
-    const fn = pool({ stallMs: 150 });
-    try {
-      // The held call is let go only after the second answered: it can only answer from a new sandbox
-      const second = await secondWhileHeld(fn);
-      expect(second.calls).toBe(1);
-      expect(fn.coldStarts).toBe(2);
     } finally {
       await fn.close();
     }
