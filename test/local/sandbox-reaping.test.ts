@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { FunctionPool } from "../../infra/local/lambda/pool";
+import { testFunction } from "../support/function-pool";
 import { until } from "../support/until";
 
 const codeDir = mkdtempSync(join(tmpdir(), "reaping-fn-"));
@@ -11,16 +12,7 @@ afterAll(() => rmSync(codeDir, { recursive: true, force: true }));
 
 function pool(idleMs: number): FunctionPool {
   return new FunctionPool(
-    {
-      name: "reaping-fn",
-      arn: "arn:aws:lambda:us-east-1:000000000000:function:reaping-fn",
-      codeDir,
-      handler: "index.handler",
-      timeoutSeconds: 30,
-      memoryMb: 128,
-      environment: { LAMBDA_TASK_ROOT: codeDir, _HANDLER: "index.handler", AWS_REGION: "us-east-1" },
-      maxConcurrency: 4,
-    },
+    testFunction("reaping-fn", codeDir),
     () => undefined,
     idleMs,
   );

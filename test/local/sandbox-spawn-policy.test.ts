@@ -3,7 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, describe, expect, it } from "vitest";
-import { FunctionPool, sandboxSoftCap, type SpawnPolicy } from "../../infra/local/lambda/pool";
+import { FunctionPool } from "../../infra/local/lambda/pool";
+import { testFunction } from "../support/function-pool";
+import { sandboxSoftCap, type SpawnPolicy } from "../../infra/local/lambda/spawn-gate";
 import { ProcessCpuGauge, type CpuReading } from "../../infra/local/lambda/cpu-gauge";
 
 // A handler that holds its sandbox until the test writes the file it names, then answers how many calls its sandbox served.
@@ -28,16 +30,7 @@ const releaseFile = () => join(codeDir, `release-${(files += 1)}`);
 
 function pool(policy: Partial<SpawnPolicy>): FunctionPool {
   return new FunctionPool(
-    {
-      name: "spawn-policy-fn",
-      arn: "arn:aws:lambda:us-east-1:000000000000:function:spawn-policy-fn",
-      codeDir,
-      handler: "index.handler",
-      timeoutSeconds: 30,
-      memoryMb: 128,
-      environment: { LAMBDA_TASK_ROOT: codeDir, _HANDLER: "index.handler", AWS_REGION: "us-east-1" },
-      maxConcurrency: 4,
-    },
+    testFunction("spawn-policy-fn", codeDir),
     () => undefined,
     600_000,
     { softCap: 1, cpu: cpu(true), stallMs: 60_000, ...policy },

@@ -10,14 +10,13 @@
  * environments too, after minutes): the local stack's memory goes back to its
  * idle size between bursts instead of keeping every sandbox it ever needed.
  * Past a soft cap tied to the machine's cores, an invocation that finds every
- * sandbox busy waits for one while they keep coming free (SpawnPolicy):
+ * sandbox busy waits for one while they keep coming free (spawn-gate.ts):
  * locally a new sandbox adds a cold start, not CPU.
  */
 import { randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
-import { availableParallelism } from "node:os";
-import { processCpu, WINDOW_MS, type CpuGauge } from "./cpu-gauge";
+import { defaultSpawnPolicy, RECHECK_MS, SpawnGate, type SpawnPolicy } from "./spawn-gate";
 import { LambdaFunctionError, LambdaServiceError, LAMBDA_SYNC_PAYLOAD_LIMIT_BYTES, LAMBDA_TIMEOUT_ERROR_TYPE, LAMBDA_RESPONSE_TOO_LARGE_ERROR_TYPE, type LambdaErrorPayload } from "../lambda-context";
 
 const BOOTSTRAP = fileURLToPath(new URL("./bootstrap.mjs", import.meta.url));
@@ -62,53 +61,6 @@ export function sandboxResourceLimits(memoryMb: number, env: NodeJS.ProcessEnv =
   return { maxOldGenerationSizeMb: Math.max(64, memoryMb), ...(Number.isFinite(young) && young > 0 ? { maxYoungGenerationSizeMb: young } : {}) };
 }
 
-/**
- * When a pool starts one more sandbox for an invocation that finds every one
- * busy. In AWS each invocation gets its own execution environment and CPU;
- * here every sandbox shares the machine's cores with each other and with the
- * emulators. Past a few sandboxes per core, one more adds no CPU: it adds a
- * cold start and one more isolate whose code is compiled and optimized
- * again, and it takes CPU from the emulators every invocation waits on.
- * Measured on 2 cores, 100 sessions at once, 3 runs each (`npm run bench --
- * --only=throughput --levels=100x3`, docs/local-deploy.md): 3.6 runs/s with
- * up to 16 sandboxes per function started freely, 6.1 with a hard cap of 8,
- * 9.1 with a hard cap of 4, and 9.0 with this policy, which unlike a hard cap
- * still gives long waits and slow models a sandbox each.
- *
- * So up to `softCap` sandboxes start freely. Past it, one more starts only
- * while the CPU has room (`cpu`, cpu-gauge.ts: the cores, or the main thread
- * that runs every emulator, not spent over the last 100 ms), at most one per
- * two gauge windows so each new sandbox's effect is seen before the next;
- * otherwise the invocation waits for a busy sandbox to come free. It never
- * waits on a function whose sandboxes have all been held for `stallMs`
- * without one coming free (long `agent.wait`s on a machine busy with other
- * work): one more starts. Nothing past `maxConcurrency`, ever.
- */
-export interface SpawnPolicy {
-  softCap: number;
-  cpu: CpuGauge;
-  stallMs: number;
-}
-
-/** How long a function's sandboxes may all stay held, none coming free, before one more starts whatever the CPU. */
-export const SANDBOX_STALL_MS = 10_000;
-
-/**
- * LOCAL_SANDBOX_SOFT_CAP (a positive whole number) when set, else two per
- * core (at least 2). A soft cap at or above a function's maxConcurrency
- * starts sandboxes as Lambda would, at once.
- */
-export function sandboxSoftCap(env: NodeJS.ProcessEnv = process.env, cores = availableParallelism()): number {
-  const raw = env.LOCAL_SANDBOX_SOFT_CAP?.trim();
-  if (!raw) return Math.max(2, 2 * cores);
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value <= 0) throw new Error(`LOCAL_SANDBOX_SOFT_CAP must be a positive whole number of sandboxes, got ${JSON.stringify(raw)}`);
-  return value;
-}
-
-/** While waiting past the soft cap, how often the pool looks again (a release wakes it at once). */
-const RECHECK_MS = 50;
-
 /** One idle sandbox's heap (diagnostics) and how many invocations it served. */
 export type SandboxHeap = NodeJS.MemoryUsage & { invocations: number };
 
@@ -134,9 +86,7 @@ interface Sandbox {
 export class FunctionPool {
   private readonly sandboxes = new Set<Sandbox>();
   private readonly waiting: (() => void)[] = [];
-  /** When a sandbox last came free or finished its cold start: a function whose sandboxes keep coming free is worth waiting for. */
-  private lastProgressAt = 0;
-  private lastSpawnAt = 0;
+  private readonly gate: SpawnGate;
   private closed = false;
   /** Invocations started (benchmarks and tests read it). */
   invocations = 0;
@@ -148,8 +98,10 @@ export class FunctionPool {
     readonly definition: FunctionDefinition,
     private readonly logSink: LogSink,
     private readonly idleMs = sandboxIdleMs(),
-    private readonly policy: SpawnPolicy = { softCap: sandboxSoftCap(), cpu: processCpu, stallMs: SANDBOX_STALL_MS },
-  ) {}
+    policy: SpawnPolicy = defaultSpawnPolicy(),
+  ) {
+    this.gate = new SpawnGate(policy);
+  }
 
   /** Sandboxes alive now, busy or idle (tests read it). */
   sandboxCount(): number {
@@ -297,7 +249,7 @@ export class FunctionPool {
         return idle;
       }
       if (this.sandboxes.size < this.definition.maxConcurrency) {
-        if (!this.waitsForBusy()) {
+        if (!this.gate.waits(this.sandboxes.size)) {
           const sandbox = this.spawn();
           sandbox.busy = true;
           return sandbox;
@@ -309,14 +261,6 @@ export class FunctionPool {
       onWait();
       await new Promise<void>((resolve) => this.waiting.push(resolve));
     }
-  }
-
-  /** Past the soft cap, with the CPU busy or a sandbox just started, and this function's sandboxes still coming free: wait for one (SpawnPolicy). */
-  private waitsForBusy(): boolean {
-    if (this.sandboxes.size < this.policy.softCap) return false;
-    const now = Date.now();
-    if (now - this.lastProgressAt >= this.policy.stallMs) return false;
-    return this.policy.cpu.saturated() || now - this.lastSpawnAt < 2 * WINDOW_MS;
   }
 
   /** Resolves when a sandbox is released, or after `ms`. */
@@ -337,7 +281,7 @@ export class FunctionPool {
 
   private release(sandbox: Sandbox): void {
     sandbox.busy = false;
-    this.lastProgressAt = Date.now();
+    this.gate.noteProgress();
     if (this.sandboxes.has(sandbox) && !this.closed) {
       sandbox.reaper = setTimeout(() => this.reap(sandbox), this.idleMs);
       sandbox.reaper.unref();
@@ -367,8 +311,8 @@ export class FunctionPool {
     worker.unref();
     let initDone!: () => void;
     const sandbox: Sandbox = { worker, busy: false, initialized: new Promise<void>((resolve) => (initDone = resolve)) };
-    this.lastProgressAt = this.lastSpawnAt = Date.now();
-    void sandbox.initialized.then(() => (this.lastProgressAt = Date.now()));
+    this.gate.noteSpawn();
+    void sandbox.initialized.then(() => this.gate.noteProgress());
     this.pipeLogs(worker);
     worker.on("message", (message: { initDone?: boolean; requestId: string; ok: boolean; payload?: string; chunk?: Uint8Array; error?: LambdaErrorPayload; missingEnvReads?: string[] }) => {
       if (message.initDone) return initDone();
