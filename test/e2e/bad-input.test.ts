@@ -63,6 +63,9 @@ describe("bad input gets a precise 4xx and leaves nothing behind", () => {
   });
 
   it("WebSocket: bad frames, unknown methods, calls before connect, wrong token", async () => {
+    // The earlier test's run may still be writing its last items (its lifecycle end is logged after the
+    // terminal write that `wait` answers on): count only once the stack has gone idle.
+    await stack.idle();
     const before = (await allItems()).filter((item) => String(item.pk).startsWith("RUN#")).length;
     const client = await TestWsClient.open(stack.webSocketUrl);
     try {
