@@ -5,6 +5,7 @@
  * entered. The per-call breakdown behind issue 15's run-path work: what to
  * cache, merge or drop. Metered like figure 3 (bench/phases/cost.ts).
  */
+import { performance } from "node:perf_hooks";
 import { BenchModelServer } from "./model-server";
 import { driveRun, openClient, startBenchStack } from "./harness";
 import { UsageRecorder } from "./recorder";
@@ -13,7 +14,7 @@ import { consumedUnits } from "../shared/aws/metering";
 import { configuredMemory, costOfRun, scaleBreakdown, usagePerRun } from "./cost";
 import { PRICES } from "./prices";
 
-interface Traced { fn: string; op: string; table: string; key: string; units: number; failed: boolean }
+interface Traced { at: number; fn: string; op: string; table: string; key: string; units: number; failed: boolean }
 
 function summarize(call: { service: string; action: string; principalArn?: string; statusCode: number; requestBody: Buffer; responseBody: Buffer }): Traced | undefined {
   if (!call.principalArn?.includes(":assumed-role/")) return undefined;
@@ -23,7 +24,7 @@ function summarize(call: { service: string; action: string; principalArn?: strin
   const op = call.action;
   const table = String(body.TableName ?? body.QueueUrl ?? body.stateMachineArn ?? "").replace(/^.*[/:]/, "");
   const key = JSON.stringify(body.Key ?? body.ExpressionAttributeValues ?? (body.Item ? pick(body.Item) : "")).slice(0, 110);
-  return { fn, op, table, key, units: consumedUnits(out.ConsumedCapacity), failed: call.statusCode >= 300 };
+  return { at: performance.now(), fn, op, table, key, units: consumedUnits(out.ConsumedCapacity), failed: call.statusCode >= 300 };
 }
 
 function pick(item: Record<string, unknown>): Record<string, unknown> {
@@ -54,6 +55,7 @@ async function main(): Promise<void> {
       base.onEdgeCall?.(call);
       const t = recording ? summarize(call) : undefined;
       if (t) trace.push(t);
+      if (recording && call.requestBody.toString().includes('EV#000000000003') && call.action.includes('PutItem')) console.error('EV3', call.requestBody.toString());
     },
   });
   try {
@@ -69,7 +71,8 @@ async function main(): Promise<void> {
     await stack.idle();
     recording = false;
     const window = recorder.since(mark);
-    for (const t of trace) console.log(`${t.fn.padEnd(14)} ${t.op.padEnd(34)} ${t.table.padEnd(28)} ${t.units.toFixed(1).padStart(4)}${t.failed ? " FAILED" : "       "} ${t.key}`);
+    const t0 = trace[0]?.at ?? 0;
+    for (const t of trace) console.log(`${(t.at - t0).toFixed(1).padStart(7)} ${t.fn.padEnd(14)} ${t.op.padEnd(34)} ${t.table.padEnd(28)} ${t.units.toFixed(1).padStart(4)}${t.failed ? " FAILED" : "       "} ${t.key}`);
     console.log("\nper run:");
     let rru = 0, wru = 0, ddb = 0;
     for (const [key, tally] of Object.entries(window.sdk)) {

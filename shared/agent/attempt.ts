@@ -96,7 +96,16 @@ const DEFAULT_TOOL_TIMEOUT_MS = 120_000;
  */
 export async function runAttempt(params: AttemptParams): Promise<AttemptReport> {
   const run = new AttemptRun(params);
-  const outcome = await run.loop();
+  let outcome: AttemptOutcome;
+  try {
+    outcome = await run.loop();
+  } catch (error) {
+    // The attempt's own failure is the one that counts; a counter write that failed beside it goes with it.
+    await run.settleUsage().catch(() => undefined);
+    throw error;
+  }
+  // Every call's spend counters are durable before the attempt reports (a failed write fails the attempt, as before).
+  await run.settleUsage();
   return run.recorder.build(outcome);
 }
 
@@ -122,11 +131,13 @@ class AttemptRun {
     for (let round = 0; round < this.params.maxToolRounds; round += 1) {
       const stop = this.boundaryCheck();
       if (stop) return stop;
+      // The last call's spend counters are durable before the next call spends more.
+      await this.meter.settle();
       // Steering messages (already committed by the port) join the context right before the model call.
       this.messages.push(...((await this.params.steering?.drain()) ?? []));
       const turn = await streamModelTurn(this.turnRequest(), this.params.sink);
       if (!turn.ok) {
-        this.recorder.modelCall(turn.partial.usage, true, await this.meter.record(turn.partial.usage, true));
+        this.recorder.modelCall(turn.partial.usage, true, this.meter.record(turn.partial.usage, true));
         return turn.failure.kind === "aborted" ? { kind: "aborted" } : this.failed(turn.failure);
       }
       const calls = toolCallsOf(turn.message);
@@ -135,13 +146,18 @@ class AttemptRun {
         if (outcome.kind === "completed" && (await this.revise(turn.message))) continue;
         return outcome;
       }
-      this.recorder.modelCall(turn.message.usage, false, await this.meter.record(turn.message.usage, false));
+      this.recorder.modelCall(turn.message.usage, false, this.meter.record(turn.message.usage, false));
       this.recorder.modelTurn(turn.message);
       const paused = await this.runToolTurn(turn.message, calls);
       if (paused) return paused;
     }
     // Out of rounds for this attempt: everything is committed; the outer loop continues in a fresh attempt.
     return { kind: "yielded" };
+  }
+
+  /** Waits for the spend counters of every call this attempt recorded. */
+  async settleUsage(): Promise<void> {
+    await this.meter.settle();
   }
 
   /** Abort, deadline, budget, context: the checks at every model/tool boundary. */
@@ -188,13 +204,13 @@ class AttemptRun {
 
   private async finish(message: AssistantMessage): Promise<AttemptOutcome> {
     if (assistantText(message).trim() === "") {
-      this.recorder.modelCall(message.usage, true, await this.meter.record(message.usage, true));
+      this.recorder.modelCall(message.usage, true, this.meter.record(message.usage, true));
       const reasoned = message.content.some((block) => block.type === "thinking" && block.text.trim() !== "");
       // No content at all is a missing assistant message; empty text is an empty response.
       const kind = reasoned ? "reasoning_only" : message.content.length === 0 ? "missing_assistant" : "empty_response";
       return { kind, hadSideEffects: this.recorder.hadSideEffects };
     }
-    this.recorder.modelCall(message.usage, false, await this.meter.record(message.usage, false));
+    this.recorder.modelCall(message.usage, false, this.meter.record(message.usage, false));
     this.recorder.modelTurn(message);
     await this.params.commitTurn([message]);
     this.messages.push(message);

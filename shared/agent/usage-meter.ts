@@ -16,8 +16,15 @@ export interface BudgetStop {
 
 export interface UsageMeter {
   breach(): BudgetStop | undefined;
-  /** One model call; `wasted` when its output never reached the transcript. Returns its cost. */
-  record(usage: Usage, wasted: boolean): Promise<number>;
+  /**
+   * One model call; `wasted` when its output never reached the transcript.
+   * Counted at once (the next `breach()` sees it) and returns its cost; the
+   * durable counters are written in the background, beside the commit and
+   * the tools that follow the call (one round trip fewer on the critical path).
+   */
+  record(usage: Usage, wasted: boolean): number;
+  /** Waits for every recorded call's counters; throws the first write that failed. */
+  settle(): Promise<void>;
 }
 
 export interface MeterOptions {
@@ -32,6 +39,7 @@ export interface MeterOptions {
 export function createUsageMeter(options: MeterOptions): UsageMeter {
   let run = options.spentBefore.run;
   let session = options.spentBefore.session;
+  let writes: Promise<void>[] = [];
   return {
     breach() {
       const runBreach = budgetBreach(run, options.budgets.run);
@@ -39,12 +47,24 @@ export function createUsageMeter(options: MeterOptions): UsageMeter {
       const sessionBreach = budgetBreach(session, options.budgets.session);
       return sessionBreach ? { scope: "session", ...sessionBreach } : undefined;
     },
-    async record(usage, wasted) {
+    record(usage, wasted) {
       const spend = spendOf(usage, options.pricing);
       run = addSpend(run, spend);
       session = addSpend(session, spend);
-      await options.persist?.(usage, spend, wasted);
+      const write = options.persist?.(usage, spend, wasted);
+      // Held (and marked handled) until settle(), which throws it: never an unhandled rejection.
+      if (write) {
+        write.catch(() => undefined);
+        writes.push(write);
+      }
       return spend.costUsd;
+    },
+    async settle() {
+      const pending = writes;
+      writes = [];
+      const results = await Promise.allSettled(pending);
+      const failed = results.find((result) => result.status === "rejected");
+      if (failed) throw failed.reason;
     },
   };
 }

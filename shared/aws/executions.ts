@@ -30,6 +30,12 @@ export interface RunExecutions {
    * answer is in the record either way. Optional: only the resolvers and the pause task need it.
    */
   answerTask?(taskToken: string, output: Record<string, unknown>): Promise<boolean>;
+  /**
+   * The ARN a run's first execution has (it is named by the run id), known
+   * without a call. Where this exists, the dispatcher does not write it to the
+   * run record: the run start does, in the write that marks the run running.
+   */
+  firstExecutionArn?(runId: string): string;
 }
 
 /** SendTaskSuccess errors that mean "nobody waits for this token any more". */
@@ -64,6 +70,7 @@ export function createRunExecutions(lazySfn: LazyClient<SFNClient>, stateMachine
       }
     },
     continueRun: (name, input) => startNamed(name, input),
+    firstExecutionArn: (runId) => executionArnOf(stateMachineArn, runId),
     async describe(nameOrArn) {
       const executionArn = nameOrArn.startsWith("arn:") ? nameOrArn : executionArnOf(stateMachineArn, nameOrArn);
       const [sfn, { DescribeExecutionCommand }] = await Promise.all([lazySfn(), sdk()]);

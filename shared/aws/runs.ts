@@ -170,16 +170,27 @@ export async function recordExecution(db: Db, runId: string, executionArn: strin
 }
 
 /** accepted|queued -> running. Returns false if the run already started or ended (a redelivery). */
-export async function markRunning(db: Db, runId: string, startedAt: number): Promise<boolean> {
+/**
+ * accepted/queued -> running, once. `executionArn`: the run's first execution
+ * (the dispatcher leaves it to this write); kept when one is already recorded
+ * (a re-drive's, written before this execution's start can get here).
+ */
+export async function markRunning(db: Db, runId: string, startedAt: number, executionArn?: string): Promise<boolean> {
   return conditionally(() =>
     db.doc.send(
       new UpdateCommand({
         TableName: db.table,
         Key: keys.run(runId),
-        UpdateExpression: "SET #s = :running, startedAt = :t",
+        UpdateExpression: `SET #s = :running, startedAt = :t${executionArn ? ", executionArn = if_not_exists(executionArn, :arn)" : ""}`,
         ConditionExpression: "#s IN (:accepted, :queued)",
         ExpressionAttributeNames: { "#s": "status" },
-        ExpressionAttributeValues: { ":running": "running", ":t": startedAt, ":accepted": "accepted", ":queued": "queued" },
+        ExpressionAttributeValues: {
+          ":running": "running",
+          ":t": startedAt,
+          ":accepted": "accepted",
+          ":queued": "queued",
+          ...(executionArn ? { ":arn": executionArn } : {}),
+        },
       }),
     ),
   );

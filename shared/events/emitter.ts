@@ -91,9 +91,15 @@ export class RunEventEmitter {
     this.batch.take();
   }
 
-  async flush(): Promise<void> {
+  /**
+   * Waits until everything emitted is logged and sent. `keepReservation`: the
+   * caller emits again with this emitter soon (the inline finalize's lifecycle
+   * end, whose own write gives the reservation back), so the separate release
+   * write is skipped; whoever holds the emitter last flushes without it.
+   */
+  async flush(options: { keepReservation?: boolean } = {}): Promise<void> {
     this.batch.cancel();
-    this.enqueue(() => this.close());
+    this.enqueue(() => this.close(options.keepReservation === true));
     await this.chain;
     if (this.failure) {
       const failure = this.failure;
@@ -169,7 +175,7 @@ export class RunEventEmitter {
   }
 
   /** End of a task: everything pending logged, and the reservation given back (the next writer needs no filler). */
-  private async close(): Promise<void> {
+  private async close(keepReservation: boolean): Promise<void> {
     if (this.silenced) return;
     const pending = this.batch.take();
     if (pending.length > 0) {
@@ -177,7 +183,7 @@ export class RunEventEmitter {
       await this.confirmBacklog();
       return;
     }
-    if (this.reserved > this.logged && this.lastItemFrom !== undefined) {
+    if (!keepReservation && this.reserved > this.logged && this.lastItemFrom !== undefined) {
       if (await releaseReservation(this.deps.db, this.runId, this.lastItemFrom, this.reserved)) this.reserved = this.logged;
     }
   }

@@ -70,7 +70,8 @@ async function slotInTurn(deps: LaneDeps, runId: string, cap: number, justRead: 
 
 async function startExecution(deps: LaneDeps, runId: string): Promise<{ alreadyStarted: boolean }> {
   const started = await deps.executions.start(runId);
-  if (started.executionArn) await recordExecution(deps.db, runId, started.executionArn);
+  // The first execution's ARN is written by the run start (markRunning); any other is recorded here.
+  if (started.executionArn && started.executionArn !== deps.executions.firstExecutionArn?.(runId)) await recordExecution(deps.db, runId, started.executionArn);
   return { alreadyStarted: started.alreadyStarted === true };
 }
 

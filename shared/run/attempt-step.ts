@@ -17,7 +17,7 @@ import type { RunDeps } from "./deps";
 import { runDeadline, runLoopIteration, type IterationInput } from "./loop-iteration";
 import type { StepPointer } from "./pointer";
 import type { PersistableAttempt } from "./loop-iteration";
-import { noteFirstAttempt, noteWriterReleased, openRunEmitter, takeHeldClaim, type HeldClaim } from "./invocation-memo";
+import { emitterClosedLater, noteFirstAttempt, noteWriterReleased, openRunEmitter, takeHeldClaim, type HeldClaim } from "./invocation-memo";
 import { createSteeringPort } from "../lanes/steering";
 import { committedAnswer } from "./committed-answer";
 import { channelPreviewFor, withPreview } from "../channels/preview-sink";
@@ -109,7 +109,9 @@ async function executeAttempt(
     });
     // A completed attempt committed all it streamed; a failed one takes its partial text back.
     sink.retractUncommitted(report.outcome.kind);
-    await emitter.flush();
+    // The folded step closes the emitter after the decision; an inline finalize's lifecycle end gives the
+    // reservation back in its own write, so no release write here.
+    await emitter.flush({ keepReservation: emitterClosedLater(deps) });
     const record: AttemptRecord = {
       // `v` comes with the report (AttemptResult v1 and AttemptRecord v1 share it).
       runId: run.runId,

@@ -4,7 +4,7 @@ import { depsForConfigVersion, type RunDeps } from "./deps";
 import { finalizeRun } from "./finalize-run";
 import type { FoldedAttemptInput, StepPointer } from "./pointer";
 import { startRun } from "./start-run";
-import { noteWriterReleased, takeHeldClaim, withInvocationMemo } from "./invocation-memo";
+import { closeRunEmitter, noteWriterReleased, takeHeldClaim, withInvocationMemo } from "./invocation-memo";
 import { releaseWriter } from "../aws/transcript";
 
 /** The Attempt task's answer: a step for Route, with `finished` when this task already finalized the run. */
@@ -24,9 +24,13 @@ export type FoldedStep = StepPointer & { finished?: { status: string } };
  */
 export async function foldedAttemptStep(coldDeps: RunDeps, input: FoldedAttemptInput, clock: StepClock): Promise<FoldedStep> {
   const deps = withInvocationMemo(coldDeps);
-  const { runDeps, step } = await startAndAttempt(deps, input, clock);
-  if (step.decision.action !== "finalize" || clock.remainingMs() < YIELD_MARGIN_MS) return step;
-  return finalizeInline(runDeps, step as StepPointer & { decision: FinalizeDecision });
+  try {
+    const { runDeps, step } = await startAndAttempt(deps, input, clock);
+    if (step.decision.action !== "finalize" || clock.remainingMs() < YIELD_MARGIN_MS) return step;
+    return await finalizeInline(runDeps, step as StepPointer & { decision: FinalizeDecision });
+  } finally {
+    await closeRunEmitter(deps, input.runId);
+  }
 }
 
 /** The run start (first Attempt only) and the attempt, sharing one transcript claim. */

@@ -30,6 +30,22 @@ export async function openRunEmitter(deps: RunDeps, runId: string, sessionKey: s
   return emitter;
 }
 
+/**
+ * The invocation's last word on the run's event log: the emitter it opened, if
+ * any, flushed with its reservation given back (a no-op when the inline
+ * finalize's lifecycle end already did). A failure only leaves the reservation
+ * to the next writer, which logs it as retractions (docs/protocol.md, "Event log").
+ */
+export async function closeRunEmitter(deps: RunDeps, runId: string): Promise<void> {
+  const emitter = deps.memo?.get(`emitter:${runId}`) as RunEventEmitter | undefined;
+  await emitter?.flush().catch((error: unknown) => deps.log.warn("event log reservation not given back", { runId, error: String(error) }));
+}
+
+/** Whether a later step of this invocation closes the run's emitter (closeRunEmitter), so a step may keep its reservation. */
+export function emitterClosedLater(deps: RunDeps): boolean {
+  return deps.memo !== undefined;
+}
+
 /** Marks that this invocation gave the run's transcript write claim up (the finalize need not try again). */
 export function noteWriterReleased(deps: RunDeps, runId: string): void {
   deps.memo?.set(`writerReleased:${runId}`, true);

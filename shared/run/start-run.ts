@@ -44,7 +44,7 @@ export async function startRun(anyDeps: RunDeps, runId: string, carried?: LoopSt
   if (!TERMINAL_STATUSES.has(run.status)) {
     const startedAt = deps.db.now();
     // false on a redelivery: the lane wait is measured once, when the run really starts.
-    if (await markRunning(deps.db, runId, startedAt)) recordLaneWait(startedAt - run.acceptedAt);
+    if (await markRunning(deps.db, runId, startedAt, deps.executions.firstExecutionArn?.(runId))) recordLaneWait(startedAt - run.acceptedAt);
     const session = await touchSession(deps.db, run.sessionKey, runId);
     if (run.userEntrySeq === undefined) {
       // Once per run (a retried StartRun after the message was persisted does not repeat them).
