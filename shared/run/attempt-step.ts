@@ -109,9 +109,12 @@ async function executeAttempt(
     });
     // A completed attempt committed all it streamed; a failed one takes its partial text back.
     sink.retractUncommitted(report.outcome.kind);
-    // The folded step closes the emitter after the decision; an inline finalize's lifecycle end gives the
-    // reservation back in its own write, so no release write here.
-    await emitter.flush({ keepReservation: emitterClosedLater(deps) });
+    // The log's last writes go out beside the attempt record's (independent items); persist below waits
+    // for both, so nothing is decided before everything this attempt emitted is logged. The folded step
+    // closes the emitter after the decision; an inline finalize's lifecycle end gives the reservation back
+    // in its own write, so no release write here.
+    const logged = emitter.flush({ keepReservation: emitterClosedLater(deps) });
+    logged.catch(() => undefined);
     const record: AttemptRecord = {
       // `v` comes with the report (AttemptResult v1 and AttemptRecord v1 share it).
       runId: run.runId,
@@ -130,7 +133,10 @@ async function executeAttempt(
     // Written once, with the decision that follows it (the loop decides right after): one write, not
     // a put and an update. A crash before it loses only diagnostics: the retry recovers the
     // committed answer (committedAnswer) and writes the record then.
-    const persist = async (decision: Decision) => noteFirstAttempt(deps, await putAttempt(deps.db, { ...record, decision, decidedAt: deps.db.now() }));
+    const persist = async (decision: Decision) => {
+      const [, put] = await Promise.all([logged, putAttempt(deps.db, { ...record, decision, decidedAt: deps.db.now() })]);
+      noteFirstAttempt(deps, put);
+    };
     return { ...report, persist };
   } finally {
     sink.retractUncommitted("attempt_interrupted");

@@ -48,13 +48,16 @@ export interface AttemptWiringInput {
 export async function wireAttemptSession(deps: RunDeps, input: AttemptWiringInput): Promise<AttemptSessionInput> {
   const { run, config } = input;
   const source = workspaceSource(deps.db, config);
-  const workspace = await loadWorkspace(deps, source);
   const hooks = hooksFromConfig(config.hooks, ({ hook, id, error }) => deps.log.warn("hook failed", { hook, id, error: String(error) })).combinedWith(deps.hooks);
   // The run's first attempt right after its start in this invocation: its counter is still zero (no read).
   const runCounter = limits(config.budgets.run) && !nothingSpentYet(deps, run.runId);
-  const spentBefore = await readSpend(deps.db, run.runId, run.sessionKey, { run: runCounter, session: limits(config.budgets.session) });
-  // MCP servers are listed per attempt (cached in the warm function); one that is down only takes its own tools away.
-  const mcp = await loadMcpTools(config.mcp, { signal: input.signal });
+  // Three independent loads at once. MCP servers are listed per attempt (cached in the warm function);
+  // one that is down only takes its own tools away.
+  const [workspace, spentBefore, mcp] = await Promise.all([
+    loadWorkspace(deps, source),
+    readSpend(deps.db, run.runId, run.sessionKey, { run: runCounter, session: limits(config.budgets.session) }),
+    loadMcpTools(config.mcp, { signal: input.signal }),
+  ]);
   if (mcp.unavailable.size > 0) deps.log.warn("MCP servers unavailable for this attempt", { runId: run.runId, servers: Object.fromEntries(mcp.unavailable) });
   return {
     provider: input.provider,

@@ -20,14 +20,19 @@ export function emitterDeps(deps: RunDeps) {
   return { db: deps.db, pusher: deps.pusher, retentionDays: deps.config.events.retentionDays, log: deps.log };
 }
 
-/** The run's emitter: the one this invocation already opened, else a fresh one. */
-export async function openRunEmitter(deps: RunDeps, runId: string, sessionKey: string): Promise<RunEventEmitter> {
+/**
+ * The run's emitter: the one this invocation already opened (or is opening:
+ * the run start asks early, beside its other reads), else a fresh one. A
+ * failed open is forgotten, so the next caller tries again.
+ */
+export function openRunEmitter(deps: RunDeps, runId: string, sessionKey: string): Promise<RunEventEmitter> {
   const key = `emitter:${runId}`;
-  const known = deps.memo?.get(key) as RunEventEmitter | undefined;
+  const known = deps.memo?.get(key) as Promise<RunEventEmitter> | undefined;
   if (known) return known;
-  const emitter = await RunEventEmitter.open(emitterDeps(deps), runId, sessionKey);
-  deps.memo?.set(key, emitter);
-  return emitter;
+  const opening = RunEventEmitter.open(emitterDeps(deps), runId, sessionKey);
+  deps.memo?.set(key, opening);
+  opening.catch(() => deps.memo?.delete(key));
+  return opening;
 }
 
 /**
@@ -37,8 +42,11 @@ export async function openRunEmitter(deps: RunDeps, runId: string, sessionKey: s
  * to the next writer, which logs it as retractions (docs/protocol.md, "Event log").
  */
 export async function closeRunEmitter(deps: RunDeps, runId: string): Promise<void> {
-  const emitter = deps.memo?.get(`emitter:${runId}`) as RunEventEmitter | undefined;
-  await emitter?.flush().catch((error: unknown) => deps.log.warn("event log reservation not given back", { runId, error: String(error) }));
+  const opening = deps.memo?.get(`emitter:${runId}`) as Promise<RunEventEmitter> | undefined;
+  if (!opening) return;
+  await opening
+    .then((emitter) => emitter.flush())
+    .catch((error: unknown) => deps.log.warn("event log not closed by this invocation", { runId, error: String(error) }));
 }
 
 /** Whether a later step of this invocation closes the run's emitter (closeRunEmitter), so a step may keep its reservation. */

@@ -5,7 +5,7 @@ import { RunNotFoundError } from "../aws/errors";
 import { touchSession } from "../aws/sessions";
 import { initialLoopState, type FinalizeDecision, type LoopState } from "../core/run-loop";
 import { modelChain } from "../providers/model-refs";
-import { holdClaim, noteNothingSpent, noteRunRecord, openRunEmitter } from "./invocation-memo";
+import { emitterClosedLater, holdClaim, noteNothingSpent, noteRunRecord, openRunEmitter } from "./invocation-memo";
 import { depsForConfigVersion, type RunDeps } from "./deps";
 import type { LoopPointer } from "./pointer";
 import { profileCounts } from "./profiles";
@@ -43,9 +43,15 @@ export async function startRun(anyDeps: RunDeps, runId: string, carried?: LoopSt
   let ended: FinalizeDecision | undefined;
   if (!TERMINAL_STATUSES.has(run.status)) {
     const startedAt = deps.db.now();
-    // false on a redelivery: the lane wait is measured once, when the run really starts.
-    if (await markRunning(deps.db, runId, startedAt, deps.executions.firstExecutionArn?.(runId))) recordLaneWait(startedAt - run.acceptedAt);
-    const session = await touchSession(deps.db, run.sessionKey, runId);
+    // Opened beside the writes below (its read of the log's head depends on none of them).
+    const opening = openRunEmitter(deps, runId, run.sessionKey);
+    opening.catch(() => undefined);
+    // Independent items, written at once. markRunning is false on a redelivery: the lane wait is measured once.
+    const [marked, session] = await Promise.all([
+      markRunning(deps.db, runId, startedAt, deps.executions.firstExecutionArn?.(runId)),
+      touchSession(deps.db, run.sessionKey, runId),
+    ]);
+    if (marked) recordLaneWait(startedAt - run.acceptedAt);
     if (run.userEntrySeq === undefined) {
       // Once per run (a retried StartRun after the message was persisted does not repeat them).
       const hooked = await runStartHooks(deps, run);
@@ -57,11 +63,14 @@ export async function startRun(anyDeps: RunDeps, runId: string, carried?: LoopSt
         await persistUserMessage(deps, entered.run, entered.userText, options.holdClaimForMs);
       }
     }
-    const emitter = await openRunEmitter(deps, runId, run.sessionKey);
+    const emitter = await opening;
     if (emitter.lastSeq === 0) {
       emitter.emit("lifecycle", { phase: "start", startedAt: run.startedAt ?? startedAt, model: run.model });
     }
-    await emitter.flush();
+    // In the folded Attempt task the attempt goes on with this same emitter: `start` is logged and sent
+    // while it loads and calls the model, ahead of its events (one queue), and its flush waits for it.
+    // A Lambda killed before the write leaves the log empty, and the retried task's start emits it then.
+    if (!emitterClosedLater(deps)) await emitter.flush();
   }
   const loop = initialLoopState(modelChain(deps.config, run.model).length, {
     profileCounts: profileCounts(deps.config, run.model),

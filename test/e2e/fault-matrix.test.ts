@@ -39,6 +39,9 @@ const CASES: Case[] = [
   // The first Attempt task starts the run and the last one finalizes it (shared/run/folded-step.ts).
   { name: "first attempt killed before markRunning", rules: [{ at: "edge", caller: "attempt", action: "dynamodb:UpdateItem", bodyIncludes: ":running", effect: { kind: "kill", when: "before" } }] },
   { name: "first attempt killed after markRunning", rules: [{ at: "edge", caller: "attempt", action: "dynamodb:UpdateItem", bodyIncludes: ":running", effect: { kind: "kill", when: "after" } }] },
+  // The run start's lifecycle `start` is logged beside the attempt's first reads, not before them (issue 15).
+  { name: "first attempt killed before its lifecycle start is logged", rules: [{ at: "edge", caller: "attempt", action: "dynamodb:PutItem", bodyIncludes: '"phase":{"S":"start"}', effect: { kind: "kill", when: "before" } }] },
+  { name: "first attempt killed after its lifecycle start is logged", rules: [{ at: "edge", caller: "attempt", action: "dynamodb:PutItem", bodyIncludes: '"phase":{"S":"start"}', effect: { kind: "kill", when: "after" } }] },
   { name: "attempt killed before its attempt record", tool: true, rules: [{ at: "edge", caller: "attempt", action: "dynamodb:PutItem", bodyIncludes: "ATTEMPT#", effect: { kind: "kill", when: "before" } }] },
   { name: "attempt killed after its attempt record", tool: true, rules: [{ at: "edge", caller: "attempt", action: "dynamodb:PutItem", bodyIncludes: "ATTEMPT#", effect: { kind: "kill", when: "after" } }] },
   { name: "attempt past its Lambda timeout", rules: [{ at: "edge", caller: "attempt", action: "dynamodb:PutItem", bodyIncludes: "ATTEMPT#", effect: { kind: "timeout" } }] },
