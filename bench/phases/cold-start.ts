@@ -100,7 +100,8 @@ function importOnce(file: string, environment: Record<string, string>, sourceMap
   const args = [...(sourceMaps ? ["--enable-source-maps"] : []), "--input-type=module", "-e", script];
   const out = spawnSync(process.execPath, args, {
     encoding: "utf8",
-    env: { ...environment, PATH: process.env.PATH, AWS_REGION: "us-east-1", AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" },
+    // AWS_EXECUTION_ENV as Lambda sets it: without it the tracer (on in the template) would not load.
+    env: { ...environment, PATH: process.env.PATH, AWS_REGION: "us-east-1", AWS_EXECUTION_ENV: "AWS_Lambda_nodejs22.x", AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" },
   });
   if (out.status !== 0) throw new Error(`import of ${file} failed: ${out.stderr}`);
   const [wallMs, cpuMs] = out.stdout.trim().split(" ").map((n) => Math.round(Number(n) * 1000) / 1000);

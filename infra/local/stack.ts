@@ -281,7 +281,7 @@ async function startEmulators(options: LocalStackOptions, closers: (() => Promis
     accountId: LOCAL_ACCOUNT,
     identities: new Map([[ADMIN_CREDENTIALS.accessKeyId, { admin: true, principalArn: `arn:aws:iam::${LOCAL_ACCOUNT}:root` }]]),
     upstreams: {
-      dynamodb: dynamoServer.endpoint,
+      dynamodb: dynamoServer.handler,
       sqs: sqsServer.endpoint,
       states: sfn.endpoint,
       secretsmanager: secrets.handler,

@@ -114,6 +114,10 @@ export async function countFailedConnect(db: Db, connectionId: string): Promise<
  */
 export async function subscribe(db: Db, connectionId: string, sessionKey: string, opts: { runId?: string; surface?: EventSurface } = {}): Promise<number> {
   const now = db.now();
+  // The connection's own list (what $disconnect cleans up) is independent of the subscription item: written
+  // beside it. The revision is bumped only after the item exists, so an emitter that sees the new revision lists it.
+  const listed = listOnConnection(db, connectionId, sessionKey);
+  listed.catch(() => undefined);
   await db.doc.send(
     new PutCommand({
       TableName: db.table,
@@ -130,6 +134,11 @@ export async function subscribe(db: Db, connectionId: string, sessionKey: string
       },
     }),
   );
+  const [, rev] = await Promise.all([listed, bumpRevision(db, sessionKey)]);
+  return rev;
+}
+
+async function listOnConnection(db: Db, connectionId: string, sessionKey: string): Promise<void> {
   await db.doc.send(
     new UpdateCommand({
       TableName: db.table,
@@ -142,7 +151,6 @@ export async function subscribe(db: Db, connectionId: string, sessionKey: string
     // Already subscribed (or connection gone): the subscription item is the source of truth.
     if ((error as { name?: string }).name !== "ConditionalCheckFailedException") throw error;
   });
-  return bumpRevision(db, sessionKey);
 }
 
 export async function unsubscribe(db: Db, connectionId: string, sessionKey: string): Promise<void> {

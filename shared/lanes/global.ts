@@ -58,9 +58,12 @@ async function giveBackIfGone(deps: LaneDeps, runId: string, since: number): Pro
  * starting it) just goes.
  */
 async function slotInTurn(deps: LaneDeps, runId: string, cap: number, justRead: boolean): Promise<"go" | "full" | "gone" | { since: number }> {
+  // Both reads at once: the waiters only matter when a slot is free, which is the usual case.
+  const waiters = listGlobalWaiters(deps.db, 1);
+  waiters.catch(() => undefined);
   const holders = await slotHolders(deps.db);
   if (holders[runId] !== undefined) return "go";
-  if (Object.keys(holders).length >= cap || (await listGlobalWaiters(deps.db, 1)).length > 0) return "full";
+  if (Object.keys(holders).length >= cap || (await waiters).length > 0) return "full";
   if (justRead) {
     const claim = await acquireSlot(deps.db, runId, cap);
     return claim.outcome === "acquired" ? { since: claim.since } : claim.outcome === "full" ? "full" : "go";

@@ -38,9 +38,13 @@ export type PumpResult =
  * writes): every step is idempotent and the pump re-derives what to do from
  * the records.
  */
-export async function admitRun(deps: LaneDeps, run: RunRecord): Promise<AdmitOutcome> {
+/**
+ * `laneRead`: the run's lane, read by the caller beside the run record (the
+ * queue message names the session); else read here.
+ */
+export async function admitRun(deps: LaneDeps, run: RunRecord, laneRead?: Promise<LaneState>): Promise<AdmitOutcome> {
   if (!isStartable(run)) return "duplicate";
-  const seen = await ensureInLane(deps.db, run);
+  const seen = await ensureInLane(deps.db, run, laneRead);
   // The lane as just read: the pump's first step decides on it (its writes are conditional on its
   // version, so a lane that moved meanwhile only costs that step a fresh read).
   const pumped = await pumpLane(deps, run.sessionKey, MAX_INLINE_WAIT_MS, undefined, seen, run);
@@ -50,8 +54,8 @@ export async function admitRun(deps: LaneDeps, run: RunRecord): Promise<AdmitOut
 }
 
 /** Joins the run to its lane unless it is already there (waiting or owning it); the lane read when it was there. */
-export async function ensureInLane(db: Db, run: RunRecord): Promise<LaneState | undefined> {
-  const lane = await getLane(db, run.sessionKey);
+export async function ensureInLane(db: Db, run: RunRecord, laneRead?: Promise<LaneState>): Promise<LaneState | undefined> {
+  const lane = await (laneRead ?? getLane(db, run.sessionKey));
   if (isWaiting(lane, run.runId)) return lane;
   const fresh = await getRun(db, run.runId);
   if (!fresh || !isStartable(fresh)) return;
