@@ -236,7 +236,8 @@ describe("faults on the local stack", () => {
       await allEnded(stack, [probe.runId]);
       writes = counting.writes();
     }
-    expect(writes).toBeGreaterThanOrEqual(3);
+    // The lane claim and the global slot (the first execution's ARN is written by the run start, not here).
+    expect(writes).toBeGreaterThanOrEqual(2);
 
     for (let k = 1; k <= writes; k += 1) {
       const sessionKey = `faults-crash-${k}`;
