@@ -70,8 +70,13 @@ export async function resolveSession(db: Db, sessionKey: string, tenantId?: stri
   return winner;
 }
 
-/** Marks the session active; returns the record as it is now (its current sessionId included). */
-export async function touchSession(db: Db, sessionKey: string, runId: string): Promise<SessionRecord | undefined> {
+/**
+ * Marks the session active; returns the record as it is now (its current
+ * sessionId included) and the write of its index copy, started and not
+ * awaited: the caller goes on with its own writes and awaits `indexed`
+ * before it is done (a failure there fails it, as before).
+ */
+export async function touchSession(db: Db, sessionKey: string, runId: string): Promise<{ session: SessionRecord | undefined; indexed: Promise<void> }> {
   const out = await db.doc.send(
     new UpdateCommand({
       TableName: db.table,
@@ -83,8 +88,9 @@ export async function touchSession(db: Db, sessionKey: string, runId: string): P
     }),
   );
   const session = parseSession(out.Attributes);
-  if (session) await putSessionIndex(db, session);
-  return session;
+  const indexed = session ? putSessionIndex(db, session) : Promise.resolve();
+  indexed.catch(() => undefined);
+  return { session, indexed };
 }
 
 /**

@@ -10,7 +10,7 @@ import { handOffLane } from "../lanes/handoff";
 import type { RunDeps } from "./deps";
 import { replyToRequester } from "../events/final-response";
 import type { FinalizeInput } from "./pointer";
-import { attemptsKnownHere, openRunEmitter, writerReleasedHere } from "./invocation-memo";
+import { attemptsKnownHere, openRunEmitter, takeFinalizeRead, writerReleasedHere } from "./invocation-memo";
 import { loopMeta } from "./run-trace";
 import { outboundReply, runEndHooks } from "./run-end-hooks";
 import { lastEvents, runRecordExpiry } from "../aws/event-log";
@@ -26,7 +26,7 @@ type Finalize = Extract<Decision, { action: "finalize" }>;
  * hand the session lane to the next waiting run. Safe to run twice.
  */
 export async function finalizeRun(deps: RunDeps, input: FinalizeInput): Promise<{ runId: string; status: string }> {
-  const run = await getRun(deps.db, input.runId);
+  const run = await (takeFinalizeRead(deps, input.runId) ?? getRun(deps.db, input.runId));
   if (!run) throw new RunNotFoundError(input.runId);
   const decision = finalDecision(input);
   // The record the terminal write answered (undefined when another task had ended the run).

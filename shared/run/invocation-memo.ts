@@ -1,5 +1,5 @@
 import type { AttemptRecord } from "../aws/attempts";
-import type { RunRecord } from "../aws/runs";
+import { getRun, type RunRecord } from "../aws/runs";
 import type { TranscriptEntry, WriterClaim } from "../aws/transcript";
 import { RunEventEmitter } from "../events/emitter";
 import type { RunDeps } from "./deps";
@@ -98,6 +98,27 @@ export function takeHeldClaim(deps: RunDeps, runId: string): HeldClaim | undefin
   const held = deps.memo?.get(key) as HeldClaim | undefined;
   deps.memo?.delete(key);
   return held;
+}
+
+/**
+ * The finalize's read of the run record, issued as soon as the attempt
+ * decided to finalize, beside the attempt record's write (an item of its
+ * own, and nothing between them writes the run record): the inline finalize
+ * of this same invocation takes it instead of reading then. Only with a memo.
+ */
+export function prefetchRunForFinalize(deps: RunDeps, runId: string): void {
+  if (!deps.memo) return;
+  const read = getRun(deps.db, runId);
+  read.catch(() => undefined);
+  deps.memo.set(`finalizeRead:${runId}`, read);
+}
+
+/** The prefetched read, once; undefined when none was made (the finalize reads itself). */
+export function takeFinalizeRead(deps: RunDeps, runId: string): Promise<RunRecord | undefined> | undefined {
+  const key = `finalizeRead:${runId}`;
+  const read = deps.memo?.get(key) as Promise<RunRecord | undefined> | undefined;
+  deps.memo?.delete(key);
+  return read;
 }
 
 /**

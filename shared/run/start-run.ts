@@ -47,7 +47,7 @@ export async function startRun(anyDeps: RunDeps, runId: string, carried?: LoopSt
     const opening = openRunEmitter(deps, runId, run.sessionKey);
     opening.catch(() => undefined);
     // Independent items, written at once. markRunning is false on a redelivery: the lane wait is measured once.
-    const [marked, session] = await Promise.all([
+    const [marked, { session, indexed }] = await Promise.all([
       markRunning(deps.db, runId, startedAt, deps.executions.firstExecutionArn?.(runId)),
       touchSession(deps.db, run.sessionKey, runId),
     ]);
@@ -63,6 +63,8 @@ export async function startRun(anyDeps: RunDeps, runId: string, carried?: LoopSt
         await persistUserMessage(deps, entered.run, entered.userText, options.holdClaimForMs);
       }
     }
+    // The session's index copy was written beside the transcript's writes; the start is not done without it.
+    await indexed;
     const emitter = await opening;
     if (emitter.lastSeq === 0) {
       emitter.emit("lifecycle", { phase: "start", startedAt: run.startedAt ?? startedAt, model: run.model });

@@ -68,7 +68,7 @@ describe("where the tracer is off", () => {
 
   it("the local stack's main process (it builds admin deps from the functions' code) never loads the X-Ray SDK", () => {
     const script = `await import(${JSON.stringify(pathToFileURL(join(REPO_ROOT, "infra/local/stack.ts")).href)});process.stdout.write(String(process.namespaces!==undefined));`;
-    const env = { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" };
+    const env: NodeJS.ProcessEnv = { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" };
     delete env.AWS_EXECUTION_ENV;
     delete env.POWERTOOLS_TRACE_ENABLED;
     const out = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { encoding: "utf8", env, cwd: REPO_ROOT });
