@@ -77,6 +77,13 @@ export interface AttemptParams {
 export interface AttemptSteering {
   pending(): Promise<boolean>;
   drain(): Promise<UserMessage[]>;
+  /**
+   * Starts the read the next `drain()` begins with, beside a turn's commit
+   * (the read depends on nothing the commit writes): a message that arrives
+   * after it waits for the next boundary, as one arriving right after the
+   * drain's own read would.
+   */
+  prefetch?(): void;
 }
 
 /** The result of a tool call skipped because a steering message arrived first (OpenClaw: "Skipped due to queued user message."). */
@@ -268,6 +275,7 @@ class AttemptRun {
       await this.recordBeforePause(ranHere);
       return { kind: "paused", ...paused };
     }
+    this.params.steering?.prefetch?.();
     await this.params.commitTurn([message, ...results]);
     this.messages.push(message, ...results);
     if (mutating || fromLedger) await this.ledger.clearPendingTurn();

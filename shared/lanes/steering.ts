@@ -2,7 +2,7 @@ import { getLane, updateLane } from "../aws/lanes";
 import { addSteered, isStartable, markMerged } from "../aws/lane-runs";
 import { getRun, recordUserEntry, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
 import type { Db } from "../aws/dynamo";
-import { dedupe, withoutRuns } from "../core/lanes";
+import { dedupe, withoutRuns, type LaneState } from "../core/lanes";
 import type { Message, UserMessage } from "../core/messages";
 import type { AttemptSteering } from "../agent/attempt";
 
@@ -32,15 +32,23 @@ export interface SteeringTranscript {
  * waiting (settleMerged) and runs as a follow-up.
  */
 export function createSteeringPort(db: Db, runId: string, sessionKey: string, transcript: SteeringTranscript): SteeringPort {
-  const steerEntries = async () => {
-    const lane = await getLane(db, sessionKey);
+  const steerEntries = async (read: Promise<LaneState> = getLane(db, sessionKey)) => {
+    const lane = await read;
     if (lane.activeRunId !== runId) return [];
     return dedupe(lane.waiting).filter((entry) => entry.kind === "steer");
   };
+  // A read started by prefetch() for the next drain, taken once.
+  let ahead: Promise<LaneState> | undefined;
   return {
     pending: async () => (await steerEntries()).length > 0,
+    prefetch: () => {
+      ahead = getLane(db, sessionKey);
+      ahead.catch(() => undefined);
+    },
     drain: async () => {
-      const entries = await steerEntries();
+      const read = ahead;
+      ahead = undefined;
+      const entries = await steerEntries(read);
       if (entries.length === 0) return [];
       const owner = await getRun(db, runId);
       // A run that already ended (a late attempt of a stopped execution) takes nothing.

@@ -174,6 +174,19 @@ describe("steering across processes (DynamoDB)", () => {
     expect(h.executions.created).toEqual([run.runId]);
   });
 
+  it("a prefetched drain takes what waited at the prefetch; a message after it waits for the next drain, which reads afresh", async () => {
+    const { h, port, history } = await runningAttempt();
+    await h.accept("s", "before the commit");
+    port.prefetch!();
+    // Arrives while the turn commits, after the lane was read.
+    await h.accept("s", "during the commit");
+    expect((await port.drain()).map((m) => m.content)).toEqual(["before the commit"]);
+    // The prefetch is used once: the next drain reads the lane again and finds the later message.
+    expect((await port.drain()).map((m) => m.content)).toEqual(["during the commit"]);
+    expect((await history()).map((m) => (m as UserMessage).content)).toEqual(["original question", "before the commit", "during the commit"]);
+    expect((await h.lane("s")).waiting).toEqual([]);
+  });
+
   it("a run that does not own the lane takes nothing", async () => {
     const { h, run, transcript } = await runningAttempt();
     await h.accept("s", "for the owner only");
