@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/run-trace.ts [shape] [runs]`: every metered call one run of
+ * `npx tsx bench/run-trace.ts [shape] [runs] [same-session]`: every metered call one run of
  * a shape makes, in order, with the function that made it, the table, the
  * key and the units it cost; then the totals per operation and the states
  * entered. The per-call breakdown behind issue 15's run-path work: what to
@@ -59,15 +59,18 @@ async function main(): Promise<void> {
     },
   });
   try {
+    // `same-session`: every run is the next message of one conversation (one connection, one session, the
+    // warm-up its first message); otherwise each run is a fresh session on a fresh connection.
+    const conversation = process.argv.includes("same-session");
     const warm = await openClient(stack);
-    await driveRun(warm, { sessionKey: "trace-warm", shape, runTag: "trace-warm" });
+    await driveRun(warm, { sessionKey: conversation ? "trace-0" : "trace-warm", shape, runTag: "trace-warm" });
     const clients = [];
-    for (let i = 0; i < runs; i += 1) clients.push(await openClient(stack));
+    for (let i = 0; i < runs; i += 1) clients.push(conversation ? warm : await openClient(stack));
     await stack.idle();
     await new Promise((r) => setTimeout(r, 300));
     const mark = recorder.mark();
     recording = true;
-    for (const [i, client] of clients.entries()) await driveRun(client, { sessionKey: `trace-${i}`, shape, runTag: `trace-${shape}-${i}`, ...(params ? { params } : {}) });
+    for (const [i, client] of clients.entries()) await driveRun(client, { sessionKey: conversation ? "trace-0" : `trace-${i}`, shape, runTag: `trace-${shape}-${i}`, ...(params ? { params } : {}) });
     await stack.idle();
     recording = false;
     const window = recorder.since(mark);

@@ -24,7 +24,16 @@ export const ConnectionRecordSchema = z.object({
   connectionId: z.string(),
   connectedAt: z.number(),
   authenticated: z.boolean(),
+  /** Sessions this connection ever subscribed to, for the cleanup at $disconnect (records before `subscribedTo`). */
   sessionKeys: z.array(z.string()).default([]),
+  /** Sessions this connection ever subscribed to (a string set): what $disconnect cleans up. */
+  subscribedTo: stringSet().optional(),
+  /**
+   * Sessions it follows now with a session-wide subscription, whose revision
+   * bump is done (a string set, added after both, removed before an
+   * unsubscribe): a request on one of them needs no subscribe (isFollowing).
+   */
+  following: stringSet().optional(),
   /** The `connect.challenge` nonce sent to this connection. */
   nonce: z.string().optional(),
   /** From `connect`: client capabilities (e.g. `frame-chunks`), granted scopes, who the client says it is. */
@@ -39,6 +48,25 @@ export const ConnectionRecordSchema = z.object({
   expiresAt: z.number(),
 });
 export type ConnectionRecord = z.infer<typeof ConnectionRecordSchema>;
+
+/** A DynamoDB string set (the document client reads it back as a JS Set), as a list. */
+function stringSet() {
+  return z.preprocess((value) => (value instanceof Set ? [...value] : value), z.array(z.string()));
+}
+
+/**
+ * Whether a request of this connection on `sessionKey` can skip subscribing
+ * (3 writes): it follows the session already, and its subscription cannot
+ * have expired (it was written while this connection lived, and lives
+ * CONNECTION_TTL_SECONDS; API Gateway closes a connection after 2 hours).
+ */
+export function isFollowing(connection: ConnectionRecord | undefined, sessionKey: string, nowMs: number): boolean {
+  if (!connection?.following?.includes(sessionKey)) return false;
+  return nowMs - connection.connectedAt < FOLLOW_TRUSTED_MS;
+}
+
+/** A subscription made at any point of a connection this young has at least half an hour left. */
+const FOLLOW_TRUSTED_MS = (CONNECTION_TTL_SECONDS - 1800) * 1000;
 
 /** A connection whose $connect carried a valid key is authenticated from the start (`caller`). */
 export async function putConnection(db: Db, connectionId: string, nonce?: string, caller?: Caller): Promise<void> {
@@ -114,10 +142,6 @@ export async function countFailedConnect(db: Db, connectionId: string): Promise<
  */
 export async function subscribe(db: Db, connectionId: string, sessionKey: string, opts: { runId?: string; surface?: EventSurface } = {}): Promise<number> {
   const now = db.now();
-  // The connection's own list (what $disconnect cleans up) is independent of the subscription item: written
-  // beside it. The revision is bumped only after the item exists, so an emitter that sees the new revision lists it.
-  const listed = listOnConnection(db, connectionId, sessionKey);
-  listed.catch(() => undefined);
   await db.doc.send(
     new PutCommand({
       TableName: db.table,
@@ -134,28 +158,33 @@ export async function subscribe(db: Db, connectionId: string, sessionKey: string
       },
     }),
   );
-  const [, rev] = await Promise.all([listed, bumpRevision(db, sessionKey)]);
+  const rev = await bumpRevision(db, sessionKey);
+  // Last: `following` only ever names a session-wide subscription that exists with its revision bumped.
+  // A run-scoped one (events.replay) replaced the session-wide item, so the session is no longer followed.
+  await updateConnectionSets(db, connectionId, opts.runId ? "ADD subscribedTo :key DELETE following :key" : "ADD subscribedTo :key, following :key", sessionKey);
   return rev;
 }
 
-async function listOnConnection(db: Db, connectionId: string, sessionKey: string): Promise<void> {
+export async function unsubscribe(db: Db, connectionId: string, sessionKey: string, opts: { connectionGoing?: boolean } = {}): Promise<void> {
+  // First: from here on a request of this connection subscribes again (nothing to do for a connection being removed).
+  if (!opts.connectionGoing) await updateConnectionSets(db, connectionId, "DELETE following :key", sessionKey);
+  await db.doc.send(new DeleteCommand({ TableName: db.table, Key: keys.subscription(sessionKey, connectionId) }));
+  await bumpRevision(db, sessionKey);
+}
+
+async function updateConnectionSets(db: Db, connectionId: string, expression: string, sessionKey: string): Promise<void> {
   await db.doc.send(
     new UpdateCommand({
       TableName: db.table,
       Key: keys.connection(connectionId),
-      UpdateExpression: "SET sessionKeys = list_append(if_not_exists(sessionKeys, :empty), :key)",
-      ConditionExpression: "attribute_exists(pk) AND NOT contains(sessionKeys, :keyValue)",
-      ExpressionAttributeValues: { ":empty": [], ":key": [sessionKey], ":keyValue": sessionKey },
+      UpdateExpression: expression,
+      ConditionExpression: "attribute_exists(pk)",
+      ExpressionAttributeValues: { ":key": new Set([sessionKey]) },
     }),
   ).catch((error: unknown) => {
-    // Already subscribed (or connection gone): the subscription item is the source of truth.
+    // The connection is gone: the subscription item is the source of truth, its TTL ends it.
     if ((error as { name?: string }).name !== "ConditionalCheckFailedException") throw error;
   });
-}
-
-export async function unsubscribe(db: Db, connectionId: string, sessionKey: string): Promise<void> {
-  await db.doc.send(new DeleteCommand({ TableName: db.table, Key: keys.subscription(sessionKey, connectionId) }));
-  await bumpRevision(db, sessionKey);
 }
 
 async function bumpRevision(db: Db, sessionKey: string): Promise<number> {
@@ -208,6 +237,7 @@ function surfaceOf(value: unknown): EventSurface {
 /** Removes the connection and all its subscriptions ($disconnect, or GoneException on send). */
 export async function removeConnection(db: Db, connectionId: string): Promise<void> {
   const record = await getConnection(db, connectionId);
-  for (const sessionKey of record?.sessionKeys ?? []) await unsubscribe(db, connectionId, sessionKey);
+  const sessionKeys = new Set([...(record?.sessionKeys ?? []), ...(record?.subscribedTo ?? [])]);
+  for (const sessionKey of sessionKeys) await unsubscribe(db, connectionId, sessionKey, { connectionGoing: true });
   await db.doc.send(new DeleteCommand({ TableName: db.table, Key: keys.connection(connectionId) }));
 }

@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { subscribe, unsubscribe } from "../../../shared/aws/connections";
+import { isFollowing, subscribe, unsubscribe } from "../../../shared/aws/connections";
 import { ApiError } from "../../../shared/protocol/errors";
 import { ownedSessionOrNone, requireOwnedRun } from "../../../shared/tenancy/guard";
 import { getRun, TERMINAL_STATUSES } from "../../../shared/aws/runs";
@@ -29,8 +29,9 @@ export const agentMethod: Method = async (deps, { connectionId, requestId, conne
   // Another tenant's session is refused before this connection subscribes to it.
   // The read is handed to the intake, which needs the session too (one GetItem for both).
   const session = caller ? { record: await ownedSessionOrNone(deps.db, caller, request.sessionKey) } : undefined;
-  // Subscribe first, so not even `lifecycle start` can slip past this client.
-  await subscribe(deps.db, connectionId, request.sessionKey, { surface: connection?.surface });
+  // Subscribe first, so not even `lifecycle start` can slip past this client (a session it follows already:
+  // its subscription exists, three writes fewer).
+  if (!isFollowing(connection, request.sessionKey, deps.db.now())) await subscribe(deps.db, connectionId, request.sessionKey, { surface: connection?.surface });
   const frameChunks = connection?.caps?.includes(CAP_FRAME_CHUNKS) ?? false;
   const accepted = await acceptRun(deps, request, "ws", { requester: { connectionId, requestId, frameChunks }, caller, session }).catch(async (error: unknown) => {
     // Refused (another tenant took the key meanwhile, a model outside the key's list): keep no subscription.

@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { subscribe, unsubscribe } from "../../../shared/aws/connections";
+import { isFollowing, subscribe, unsubscribe } from "../../../shared/aws/connections";
 import { getLane } from "../../../shared/aws/lanes";
 import { getSession } from "../../../shared/aws/sessions";
 import { readTranscript } from "../../../shared/aws/transcript";
@@ -74,7 +74,7 @@ export const chatSendMethod: Method = async (deps, { connectionId, connection, p
     ...(parsed.queueMode ? { queue: { mode: parsed.queueMode } } : {}),
   });
   if (caller) await ownedSessionOrNone(deps.db, caller, sessionKey);
-  await subscribe(deps.db, connectionId, sessionKey, { surface: connection?.surface });
+  if (!isFollowing(connection, sessionKey, deps.db.now())) await subscribe(deps.db, connectionId, sessionKey, { surface: connection?.surface });
   const accepted = await acceptRun(deps, request, "ws", { caller }).catch(async (error: unknown) => {
     if (error instanceof ApiError && (error.code === "NOT_FOUND" || error.code === "FORBIDDEN")) await unsubscribe(deps.db, connectionId, sessionKey);
     throw error;
