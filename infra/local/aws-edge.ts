@@ -15,7 +15,7 @@
 import { listen } from "./listen";
 import { accessDeniedError, coralError, forbiddenApiError, noEmulatorError, tooLargeError, unreachableError, unrecognizedClientError, type Refusal, type WireError } from "./aws-edge/wire-errors";
 export type { WireError } from "./aws-edge/wire-errors";
-import { Agent, createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { Agent, createServer, request as httpRequest, ServerResponse, type IncomingMessage, type Server } from "node:http";
 import { performance } from "node:perf_hooks";
 import { evaluatePolicy, type IamStatement } from "./iam/policy";
 import { type ActionCheck, credentialScopeOf, type EdgeRequest, requestActions, splitExecuteApiPrefix } from "./iam/request-actions";
@@ -86,8 +86,13 @@ export interface AwsEdgeOptions {
   executeApiIds?: readonly string[];
 }
 
-/** Answer with this error, or run a step (the caller's death) before or after the call is forwarded. */
-export type EdgeFaultAction = { refuse: WireError } | { before: () => Promise<void> } | { after: () => Promise<void> };
+/**
+ * Answer with this error, or run a step before or after the call is forwarded.
+ * `callerDies`: the step after is the caller's death, so the call lands and
+ * its answer reaches nobody (a function killed right after a write never acts
+ * on the answer; sending it first would let the dying sandbox race its next call in).
+ */
+export type EdgeFaultAction = { refuse: WireError } | { before: () => Promise<void> } | { after: () => Promise<void>; callerDies?: boolean };
 
 export interface AwsEdge {
   /** `http://127.0.0.1:<port>`: the `endpoint` of every SDK client. */
@@ -136,7 +141,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, state: EdgeStat
   // Benchmarks only (e.g. ask DynamoDB for ConsumedCapacity); never changes what is authorised.
   const rewritten = state.options.rewriteRequestBody?.(service, request);
   if (rewritten) request.body = rewritten;
-  const call: IncomingCall = { request, rawHeaders: req.rawHeaders, tooLarge: body === undefined, service, checks, identity: identityOf(request, state) };
+  const call: IncomingCall = { incoming: req, request, rawHeaders: req.rawHeaders, tooLarge: body === undefined, service, checks, identity: identityOf(request, state) };
   const outcome = await answerOrFault(call, state, res);
   state.options.onCall?.({
     service,
@@ -152,6 +157,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, state: EdgeStat
 }
 
 interface IncomingCall {
+  incoming: IncomingMessage;
   request: EdgeRequest;
   /** Keeps the caller's header case and repeated headers, so an emulator sees the request as sent. */
   rawHeaders: string[];
@@ -178,8 +184,14 @@ async function answerOrFault(call: IncomingCall, state: EdgeState, res: ServerRe
     res.destroy();
     return { statusCode: 0, body: Buffer.alloc(0), denied: false };
   }
-  const outcome = await answer(call, state, res);
+  if (!fault.callerDies) {
+    const outcome = await answer(call, state, res);
+    await fault.after();
+    return outcome;
+  }
+  const outcome = await answer(call, state, new ServerResponse(call.incoming));
   await fault.after();
+  res.destroy();
   return outcome;
 }
 

@@ -28,7 +28,7 @@ export function edgeFaults(
     if (fault.kind === "refuse") return { refuse: fault.error };
     if (fault.kind === "kill-before") return { before: kill("crash") };
     if (fault.kind === "execution-after") return { after: async () => void failExecution(fault.executionName, fault.fault) };
-    return { after: kill(fault.kind === "timeout-after" ? "timeout" : "crash") };
+    return { after: kill(fault.kind === "timeout-after" ? "timeout" : "crash"), callerDies: true };
   };
 }
 
