@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/run-trace.ts [shape] [runs] [same-session]`: every metered call one run of
+ * `npx tsx bench/run-trace.ts [shape] [runs] [same-session] [expressions]`: every metered call one run of
  * a shape makes, in order, with the function that made it, the table, the
  * key and the units it cost; then the totals per operation and the states
  * entered. The per-call breakdown behind issue 15's run-path work: what to
@@ -14,7 +14,10 @@ import { consumedUnits } from "../shared/aws/metering";
 import { configuredMemory, costOfRun, scaleBreakdown, usagePerRun } from "./cost";
 import { PRICES } from "./prices";
 
-interface Traced { at: number; fn: string; op: string; table: string; key: string; units: number; failed: boolean }
+interface Traced { at: number; fn: string; op: string; table: string; key: string; units: number; failed: boolean; expression: string }
+
+// `expressions`: also print each DynamoDB call's update / condition expression (what a write changes).
+const SHOW_EXPRESSIONS = process.argv.includes("expressions");
 
 function summarize(call: { service: string; action: string; principalArn?: string; statusCode: number; requestBody: Buffer; responseBody: Buffer }): Traced | undefined {
   if (!call.principalArn?.includes(":assumed-role/")) return undefined;
@@ -22,9 +25,11 @@ function summarize(call: { service: string; action: string; principalArn?: strin
   const body = safeJson(call.requestBody);
   const out = safeJson(call.responseBody);
   const op = call.action;
-  const table = String(body.TableName ?? body.QueueUrl ?? body.stateMachineArn ?? "").replace(/^.*[/:]/, "");
-  const key = JSON.stringify(body.Key ?? body.ExpressionAttributeValues ?? (body.Item ? pick(body.Item) : "")).slice(0, 110);
-  return { at: performance.now(), fn, op, table, key, units: consumedUnits(out.ConsumedCapacity), failed: call.statusCode >= 300 };
+  // A BatchGetItem names its table and keys under RequestItems.
+  const [batchTable, batch] = Object.entries((body.RequestItems ?? {}) as Record<string, { Keys?: unknown[] }>)[0] ?? [];
+  const table = String(body.TableName ?? batchTable ?? body.QueueUrl ?? body.stateMachineArn ?? "").replace(/^.*[/:]/, "");
+  const key = JSON.stringify(body.Key ?? batch?.Keys ?? body.ExpressionAttributeValues ?? (body.Item ? pick(body.Item) : "")).slice(0, 110);
+  return { at: performance.now(), fn, op, table, key, units: consumedUnits(out.ConsumedCapacity), failed: call.statusCode >= 300, expression: String(body.UpdateExpression ?? body.ConditionExpression ?? body.KeyConditionExpression ?? "") };
 }
 
 function pick(item: Record<string, unknown>): Record<string, unknown> {
@@ -55,7 +60,6 @@ async function main(): Promise<void> {
       base.onEdgeCall?.(call);
       const t = recording ? summarize(call) : undefined;
       if (t) trace.push(t);
-      if (recording && call.requestBody.toString().includes('EV#000000000003') && call.action.includes('PutItem')) console.error('EV3', call.requestBody.toString());
     },
   });
   try {
@@ -75,7 +79,7 @@ async function main(): Promise<void> {
     recording = false;
     const window = recorder.since(mark);
     const t0 = trace[0]?.at ?? 0;
-    for (const t of trace) console.log(`${(t.at - t0).toFixed(1).padStart(7)} ${t.fn.padEnd(14)} ${t.op.padEnd(34)} ${t.table.padEnd(28)} ${t.units.toFixed(1).padStart(4)}${t.failed ? " FAILED" : "       "} ${t.key}`);
+    for (const t of trace) console.log(`${(t.at - t0).toFixed(1).padStart(7)} ${t.fn.padEnd(14)} ${t.op.padEnd(34)} ${t.table.padEnd(28)} ${t.units.toFixed(1).padStart(4)}${t.failed ? " FAILED" : "       "} ${t.key}${SHOW_EXPRESSIONS && t.expression ? `\n${" ".repeat(9)}${t.expression}` : ""}`);
     console.log("\nper run:");
     let rru = 0, wru = 0, ddb = 0;
     for (const [key, tally] of Object.entries(window.sdk)) {

@@ -26,6 +26,7 @@ export type FunctionKey = (typeof FUNCTION_KEYS)[number];
 /** DynamoDB item-level actions; a function never gets `dynamodb:*` or Scan. */
 export type DynamoAction =
   | "GetItem"
+  | "BatchGetItem"
   | "PutItem"
   | "UpdateItem"
   | "DeleteItem"
@@ -92,10 +93,12 @@ function spec(key: FunctionKey, input: SpecInput): FunctionSpec {
   };
 }
 
+// BatchGetItem: reads that are needed together go as one request (an admission's run, lane and
+// session: shared/aws/read-together.ts); it reads nothing GetItem could not.
 // DeleteItem: functions that push events drop connection items on
 // GoneException, and every lane pump (dispatcher, run-finalize, sweeper)
 // removes the lane-waiter item of the run it admits.
-const READ_WRITE: readonly DynamoAction[] = ["GetItem", "PutItem", "UpdateItem", "Query"];
+const READ_WRITE: readonly DynamoAction[] = ["GetItem", "BatchGetItem", "PutItem", "UpdateItem", "Query"];
 const READ_WRITE_DELETE: readonly DynamoAction[] = [...READ_WRITE, "DeleteItem"];
 
 export const FUNCTION_SPECS: Readonly<Record<FunctionKey, FunctionSpec>> = {

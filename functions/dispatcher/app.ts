@@ -1,7 +1,7 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import middy from "@middy/core";
 import { recordDispatchFailure } from "../../shared/aws/dispatch-failures";
-import { getLane } from "../../shared/aws/lanes";
+import { readRunAndLane } from "../../shared/aws/read-together";
 import { getRun } from "../../shared/aws/runs";
 import { RunQueueMessageSchema } from "../../shared/aws/run-queue";
 import { admitRun } from "../../shared/lanes/pump";
@@ -27,14 +27,13 @@ export function createDispatcherHandler(deps: AppDeps) {
   const admit = async (record: SQSRecord): Promise<string | undefined> => {
     const parsed = RunQueueMessageSchema.safeParse(safeJson(record.body));
     if (!parsed.success) throw new PoisonMessageError(`message ${record.messageId} is not a run pointer`);
-    // The run and its lane are read at once: the message group is the session key (shared/aws/run-queue.ts).
+    // The run and its lane in one request: the message group is the session key (shared/aws/run-queue.ts).
     // The lane read is used only when it is the run's own lane.
     const groupKey = record.attributes.MessageGroupId;
-    const laneRead = groupKey ? getLane(deps.db, groupKey) : undefined;
-    laneRead?.catch(() => undefined);
-    const run = await getRun(deps.db, parsed.data.runId);
+    const read = groupKey ? await readRunAndLane(deps.db, parsed.data.runId, groupKey) : { run: await getRun(deps.db, parsed.data.runId), lane: undefined };
+    const run = read.run;
     if (!run) throw new PoisonMessageError(`run ${parsed.data.runId} has no record`);
-    const outcome = await admitRun(deps, run, run.sessionKey === groupKey ? laneRead : undefined);
+    const outcome = await admitRun(deps, run, run.sessionKey === groupKey && read.lane ? Promise.resolve(read.lane) : undefined);
     deps.log.info("run admitted", { runId: run.runId, sessionKey: run.sessionKey, outcome });
     return run.runId;
   };

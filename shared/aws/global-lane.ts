@@ -73,9 +73,32 @@ export async function acquireSlot(db: Db, runId: string, cap: number): Promise<S
   }
 }
 
-/** Slots in use, one read (the global pump's cheap "is anything free?"). */
-export async function slotsInUse(db: Db): Promise<number> {
-  return Object.keys(await slotHolders(db)).length;
+/** The lane's slot holders and the first run waiting for a slot, if any. */
+export interface GlobalLaneHead {
+  holders: Record<string, number>;
+  firstWaiter?: GlobalWaiter;
+}
+
+/**
+ * The slot holders and the first waiter in one Query: the lane's partition
+ * holds only the SLOTS item and the waiters, and "SLOTS" sorts before every
+ * "W#" key, so the first two items from SLOTS on are the holders (when the
+ * item exists) and the first waiter. One request where a GetItem and a Query
+ * were two (issue 15: a dispatcher's admission and every pump step).
+ */
+export async function globalLaneHead(db: Db): Promise<GlobalLaneHead> {
+  const slots = keys.globalSlots(GLOBAL_LANE);
+  const items = await queryItems(
+    db,
+    { KeyConditionExpression: "pk = :pk AND sk >= :slots", ExpressionAttributeValues: { ":pk": slots.pk, ":slots": slots.sk }, ConsistentRead: true },
+    2,
+  );
+  const slotsItem = items.find((item) => item.sk === slots.sk);
+  const waiter = items.find((item) => typeof item.sk === "string" && item.sk.startsWith(prefixes.globalWaiter));
+  return {
+    holders: (slotsItem?.holders as Record<string, number> | undefined) ?? {},
+    ...(waiter ? { firstWaiter: WaiterSchema.parse(waiter) } : {}),
+  };
 }
 
 async function createSlotsItem(db: Db): Promise<boolean> {

@@ -42,7 +42,8 @@ const LaneItemSchema = z.object({
   accepted: z.number().int().optional(),
 });
 
-function toState(item: Record<string, unknown> | undefined): LaneState {
+/** The lane as an item holds it (a missing item: an empty lane). */
+export function laneFromItem(item: Record<string, unknown> | undefined): LaneState {
   if (!item) return { waiting: [], dropped: [], ver: 0 };
   const parsed = LaneItemSchema.parse(item);
   return {
@@ -58,7 +59,7 @@ function toState(item: Record<string, unknown> | undefined): LaneState {
 
 export async function getLane(db: Db, sessionKey: string): Promise<LaneState> {
   const out = await db.doc.send(new GetCommand({ TableName: db.table, Key: keys.lane(sessionKey), ConsistentRead: true }));
-  return toState(out.Item);
+  return laneFromItem(out.Item);
 }
 
 /**
@@ -88,7 +89,7 @@ export async function appendToLane(db: Db, sessionKey: string, entry: LaneEntry,
         ReturnValues: "ALL_NEW",
       }),
     );
-    return toState(out.Attributes);
+    return laneFromItem(out.Attributes);
   } catch (error) {
     if (isConditionFailure(error)) return undefined;
     throw error;

@@ -24,7 +24,7 @@ export const SessionRecordSchema = z.object({
 });
 export type SessionRecord = z.infer<typeof SessionRecordSchema>;
 
-function parseSession(item: Record<string, unknown> | undefined): SessionRecord | undefined {
+export function parseSession(item: Record<string, unknown> | undefined): SessionRecord | undefined {
   if (!item) return undefined;
   const { pk: _pk, sk: _sk, ...rest } = item;
   return SessionRecordSchema.parse(rest);

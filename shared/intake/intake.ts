@@ -1,7 +1,8 @@
 import { createRun, getRun, markEnqueued, requestAbort, type RunRecord } from "../aws/runs";
 import { getLane } from "../aws/lanes";
+import { readRunAndLane } from "../aws/read-together";
 import { isStartable } from "../aws/lane-runs";
-import { getSession, resolveSession, type KnownSession } from "../aws/sessions";
+import { resolveSession, type KnownSession } from "../aws/sessions";
 import type { Db } from "../aws/dynamo";
 import type { RunExecutions } from "../aws/executions";
 import { wakePausedRun } from "../aws/paused-runs";
@@ -20,7 +21,7 @@ import { joinLane, QUEUE_FULL_ERROR } from "./admission";
 import { saveSessionQueue } from "./session-queue";
 import type { Caller } from "../core/access";
 import { refuseClientToolCollisions } from "./client-tool-names";
-import { ownedSessionOrNone, owns, requireModelAllowed, tenantIdempotencyKey } from "../tenancy/guard";
+import { ownedOrNone, owns, requireModelAllowed, tenantIdempotencyKey } from "../tenancy/guard";
 
 export interface IntakeDeps {
   db: Db;
@@ -99,15 +100,15 @@ export async function acceptRun(deps: IntakeDeps, request: AgentRequest, source:
   const dedupeKey = dedupeKeyOf(request);
   const runId = dedupeKey ? runIdForIdempotencyKey(tenantIdempotencyKey(caller, dedupeKey)) : newRunId();
   const requestHash = hashRequest(request);
-  // The run, session and lane reads do not depend on each other: issued together, the answer (a
-  // webhook's 200, the REST 202) waits one round trip instead of three. On a repeat the other two are unused.
-  const { sessionRead, laneRead } = readAhead(deps, request.sessionKey, caller, options.session);
-  const existing = await getRun(deps.db, runId);
+  // The run, session and lane reads do not depend on each other: one request (BatchGetItem), so the answer
+  // (a webhook's 200, the REST 202) waits one round trip instead of three. On a repeat the other two are unused.
+  const read = await readRunAndLane(deps.db, runId, request.sessionKey, { withSession: !options.session });
+  const existing = read.run;
   if (existing && caller && !owns(caller, existing)) throw new ApiError("IDEMPOTENCY_CONFLICT", "idempotencyKey was already used for a different request");
   if (existing) return resumeExisting(deps, existing, requestHash);
 
   // One read of the session serves the tenant check and the resolve (the entry point's, when it made one).
-  const known = await sessionRead;
+  const known: KnownSession = options.session ?? { record: caller ? ownedOrNone(caller, read.session, request.sessionKey) : read.session };
   const session = await resolveSession(deps.db, request.sessionKey, caller?.tenantId, known);
   const { scope, ...requested } = request.queue ?? {};
   if (scope === "session") await saveSessionQueue(deps.db, request.sessionKey, requested);
@@ -117,7 +118,7 @@ export async function acceptRun(deps: IntakeDeps, request: AgentRequest, source:
     channel: request.channel ? deps.config.lanes.byChannel[request.channel] : undefined,
   }));
   const trigger: Trigger = request.trigger ?? (source === "webhook" ? "webhook" : "user");
-  const lane = await laneRead;
+  const lane = read.lane;
   const admission = planAdmission(lane, settings, trigger, priorityOf(trigger));
   const base = { runId, acceptedAt: deps.db.now(), sessionKey: request.sessionKey, sessionId: session.sessionId, duplicate: false, queueMode: settings.mode };
   if (admission.action === "reject") {
@@ -150,18 +151,6 @@ export async function acceptRun(deps: IntakeDeps, request: AgentRequest, source:
   const seq = joined.lane.accepted;
   await enqueue(deps, run, seq);
   return { ...base, ...(seq !== undefined ? { seq } : {}), ...answerOf(admission, joined.lane, runId) };
-}
-
-/** The session (tenant-checked) and lane reads, started before the run read; awaited only when the run is new. */
-function readAhead(deps: IntakeDeps, sessionKey: string, caller: Caller | undefined, session: KnownSession | undefined) {
-  const sessionRead: Promise<KnownSession> = session
-    ? Promise.resolve(session)
-    : (caller ? ownedSessionOrNone(deps.db, caller, sessionKey) : getSession(deps.db, sessionKey)).then((record) => ({ record }));
-  const laneRead = getLane(deps.db, sessionKey);
-  // A repeat returns without awaiting them: their failure must not become an unhandled rejection.
-  sessionRead.catch(() => undefined);
-  laneRead.catch(() => undefined);
-  return { sessionRead, laneRead };
 }
 
 interface NewRun {

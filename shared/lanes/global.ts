@@ -1,4 +1,4 @@
-import { addGlobalWaiter, acquireSlot, listGlobalWaiters, releaseSlot, releaseSlotCounting, removeGlobalWaiter, slotHolders, slotsInUse } from "../aws/global-lane";
+import { addGlobalWaiter, acquireSlot, globalLaneHead, listGlobalWaiters, releaseSlot, releaseSlotCounting, removeGlobalWaiter, type GlobalWaiter } from "../aws/global-lane";
 import { getRun, recordExecution, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
 import { isStartable } from "../aws/lane-runs";
 import { PRIORITY } from "../core/queue-settings";
@@ -58,12 +58,10 @@ async function giveBackIfGone(deps: LaneDeps, runId: string, since: number): Pro
  * starting it) just goes.
  */
 async function slotInTurn(deps: LaneDeps, runId: string, cap: number, justRead: boolean): Promise<"go" | "full" | "gone" | { since: number }> {
-  // Both reads at once: the waiters only matter when a slot is free, which is the usual case.
-  const waiters = listGlobalWaiters(deps.db, 1);
-  waiters.catch(() => undefined);
-  const holders = await slotHolders(deps.db);
+  // The holders and the first waiter in one read: the waiters only matter when a slot is free, the usual case.
+  const { holders, firstWaiter } = await globalLaneHead(deps.db);
   if (holders[runId] !== undefined) return "go";
-  if (Object.keys(holders).length >= cap || (await waiters).length > 0) return "full";
+  if (Object.keys(holders).length >= cap || firstWaiter) return "full";
   if (justRead) {
     const claim = await acquireSlot(deps.db, runId, cap);
     return claim.outcome === "acquired" ? { since: claim.since } : claim.outcome === "full" ? "full" : "go";
@@ -87,11 +85,7 @@ export async function pumpGlobalLane(deps: LaneDeps, inUseAfterRelease?: number)
   const cap = globalCap(deps);
   if (cap <= 0) return;
   for (let step = 0; step < MAX_GLOBAL_STARTS; step += 1) {
-    // Full: nothing to hand out (one read instead of a query and a refused write). Whoever frees a slot pumps again.
-    // The first step of a releaser's pump counts from its release's own answer (no read).
-    const inUse = step === 0 && inUseAfterRelease !== undefined ? inUseAfterRelease : await slotsInUse(deps.db);
-    if (inUse >= cap) return;
-    const [waiter] = await listGlobalWaiters(deps.db, 1);
+    const waiter = await nextWaiter(deps, cap, step === 0 ? inUseAfterRelease : undefined);
     if (!waiter) return;
     const run = await getRun(deps.db, waiter.runId);
     if (run && isStartable(run)) {
@@ -101,6 +95,22 @@ export async function pumpGlobalLane(deps: LaneDeps, inUseAfterRelease?: number)
     }
     await removeGlobalWaiter(deps.db, waiter);
   }
+}
+
+/**
+ * The run to hand a free slot to; none when the lane is full (whoever frees a
+ * slot pumps again) or nobody waits. The first step of a releaser's pump counts
+ * from its release's own answer and only lists the waiters; any other step reads
+ * the holders and the first waiter in one request.
+ */
+async function nextWaiter(deps: LaneDeps, cap: number, inUseAfterRelease: number | undefined): Promise<GlobalWaiter | undefined> {
+  if (inUseAfterRelease !== undefined) {
+    if (inUseAfterRelease >= cap) return undefined;
+    const [waiter] = await listGlobalWaiters(deps.db, 1);
+    return waiter;
+  }
+  const { holders, firstWaiter } = await globalLaneHead(deps.db);
+  return Object.keys(holders).length >= cap ? undefined : firstWaiter;
 }
 
 /**

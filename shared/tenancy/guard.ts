@@ -31,7 +31,11 @@ export async function requireOwnedRun(db: Db, caller: Caller, runId: string): Pr
 
 /** The caller's session; `undefined` when no session has this key (a first message may create it). */
 export async function ownedSessionOrNone(db: Db, caller: Caller, sessionKey: string): Promise<SessionRecord | undefined> {
-  const session = await getSession(db, sessionKey);
+  return ownedOrNone(caller, await getSession(db, sessionKey), sessionKey);
+}
+
+/** A session read elsewhere, checked like ownedSessionOrNone: another tenant's session is not found. */
+export function ownedOrNone(caller: Caller, session: SessionRecord | undefined, sessionKey: string): SessionRecord | undefined {
   if (session && !owns(caller, session)) throw new ApiError("NOT_FOUND", `session ${sessionKey} not found`);
   return session;
 }
