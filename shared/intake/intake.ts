@@ -1,6 +1,6 @@
 import { createRun, getRun, markEnqueued, requestAbort, type RunRecord } from "../aws/runs";
 import { getLane } from "../aws/lanes";
-import { readRunAndLane } from "../aws/read-together";
+import { readRunAndLane, type RunAndLane } from "../aws/read-together";
 import { isStartable } from "../aws/lane-runs";
 import { resolveSession, type KnownSession } from "../aws/sessions";
 import type { Db } from "../aws/dynamo";
@@ -78,8 +78,32 @@ export interface AcceptOptions {
   caller?: Caller;
   /** A channel message: where the reply goes (delivered when the run ends). */
   channelTarget?: RunRecord["channelTarget"];
-  /** The session as the entry point read it for the same caller's tenant check (no second read). */
-  session?: KnownSession;
+  /**
+   * The admission's reads as the entry point made them (readAdmission), because it needed the session
+   * first (a WebSocket `agent` checks the tenant and subscribes before the intake): not read again.
+   */
+  admission?: AdmissionRead;
+}
+
+/** The run id a request gets (its idempotency key within the caller's tenant, else a new one) and the admission's reads for it. */
+export interface AdmissionRead {
+  runId: string;
+  read: RunAndLane;
+}
+
+/**
+ * The reads acceptRun starts with (the run, the session's lane and the
+ * session, one request), for an entry point that must see the session before
+ * it hands the request to the intake: the same reads are then not made twice.
+ */
+export async function readAdmission(deps: Pick<IntakeDeps, "db">, request: AgentRequest, caller: Caller | undefined): Promise<AdmissionRead> {
+  const runId = runIdOf(request, caller);
+  return { runId, read: await readRunAndLane(deps.db, runId, request.sessionKey, { withSession: true }) };
+}
+
+function runIdOf(request: AgentRequest, caller: Caller | undefined): string {
+  const dedupeKey = dedupeKeyOf(request);
+  return dedupeKey ? runIdForIdempotencyKey(tenantIdempotencyKey(caller, dedupeKey)) : newRunId();
 }
 
 /**
@@ -97,18 +121,16 @@ export async function acceptRun(deps: IntakeDeps, request: AgentRequest, source:
   const { caller } = options;
   requireModelAllowed(caller, request.model ?? deps.config.model);
   if (request.clientTools) refuseClientToolCollisions(request.clientTools, deps);
-  const dedupeKey = dedupeKeyOf(request);
-  const runId = dedupeKey ? runIdForIdempotencyKey(tenantIdempotencyKey(caller, dedupeKey)) : newRunId();
   const requestHash = hashRequest(request);
   // The run, session and lane reads do not depend on each other: one request (BatchGetItem), so the answer
   // (a webhook's 200, the REST 202) waits one round trip instead of three. On a repeat the other two are unused.
-  const read = await readRunAndLane(deps.db, runId, request.sessionKey, { withSession: !options.session });
+  const { runId, read } = options.admission ?? (await readAdmission(deps, request, caller));
   const existing = read.run;
   if (existing && caller && !owns(caller, existing)) throw new ApiError("IDEMPOTENCY_CONFLICT", "idempotencyKey was already used for a different request");
   if (existing) return resumeExisting(deps, existing, requestHash);
 
-  // One read of the session serves the tenant check and the resolve (the entry point's, when it made one).
-  const known: KnownSession = options.session ?? { record: caller ? ownedOrNone(caller, read.session, request.sessionKey) : read.session };
+  // One read of the session serves the tenant check and the resolve.
+  const known: KnownSession = { record: caller ? ownedOrNone(caller, read.session, request.sessionKey) : read.session };
   const session = await resolveSession(deps.db, request.sessionKey, caller?.tenantId, known);
   const { scope, ...requested } = request.queue ?? {};
   if (scope === "session") await saveSessionQueue(deps.db, request.sessionKey, requested);

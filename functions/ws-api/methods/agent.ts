@@ -1,11 +1,11 @@
 import * as z from "zod";
 import { isFollowing, subscribe, unsubscribe } from "../../../shared/aws/connections";
 import { ApiError } from "../../../shared/protocol/errors";
-import { ownedSessionOrNone, requireOwnedRun } from "../../../shared/tenancy/guard";
+import { ownedOrNone, requireOwnedRun } from "../../../shared/tenancy/guard";
 import { getRun, TERMINAL_STATUSES } from "../../../shared/aws/runs";
 import { validate } from "../../../shared/http/rest";
 import { RunIdSchema } from "../../../shared/protocol/ids";
-import { acceptRun } from "../../../shared/intake/intake";
+import { acceptRun, readAdmission } from "../../../shared/intake/intake";
 import { queuePlacement, sessionBusy } from "../../../shared/intake/answer";
 import { waitForRun } from "../../../shared/intake/wait";
 import { finalResponseFrame } from "../../../shared/protocol/agent-final";
@@ -26,14 +26,15 @@ export const agentMethod: Method = async (deps, { connectionId, requestId, conne
   const parsed = toAgentRequest(validate(WsAgentParamsSchema, params));
   // The route is invoked asynchronously (retried by Lambda on failure): a frame without a key still starts one run.
   const request = parsed.idempotencyKey ? parsed : { ...parsed, idempotencyKey: frameIdempotencyKey(connectionId, requestId) };
-  // Another tenant's session is refused before this connection subscribes to it.
-  // The read is handed to the intake, which needs the session too (one GetItem for both).
-  const session = caller ? { record: await ownedSessionOrNone(deps.db, caller, request.sessionKey) } : undefined;
+  // Another tenant's session is refused before this connection subscribes to it. The intake's reads
+  // (run, lane, session) are made here, in one request, and handed to it.
+  const admission = await readAdmission(deps, request, caller);
+  if (caller) ownedOrNone(caller, admission.read.session, request.sessionKey);
   // Subscribe first, so not even `lifecycle start` can slip past this client (a session it follows already:
   // its subscription exists, three writes fewer).
   if (!isFollowing(connection, request.sessionKey, deps.db.now())) await subscribe(deps.db, connectionId, request.sessionKey, { surface: connection?.surface });
   const frameChunks = connection?.caps?.includes(CAP_FRAME_CHUNKS) ?? false;
-  const accepted = await acceptRun(deps, request, "ws", { requester: { connectionId, requestId, frameChunks }, caller, session }).catch(async (error: unknown) => {
+  const accepted = await acceptRun(deps, request, "ws", { requester: { connectionId, requestId, frameChunks }, caller, admission }).catch(async (error: unknown) => {
     // Refused (another tenant took the key meanwhile, a model outside the key's list): keep no subscription.
     if (error instanceof ApiError && (error.code === "NOT_FOUND" || error.code === "FORBIDDEN")) await unsubscribe(deps.db, connectionId, request.sessionKey);
     throw error;

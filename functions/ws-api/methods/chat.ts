@@ -4,13 +4,13 @@ import { getLane } from "../../../shared/aws/lanes";
 import { getSession } from "../../../shared/aws/sessions";
 import { readTranscript } from "../../../shared/aws/transcript";
 import { validate } from "../../../shared/http/rest";
-import { acceptRun } from "../../../shared/intake/intake";
+import { acceptRun, readAdmission } from "../../../shared/intake/intake";
 import { sessionBusy } from "../../../shared/intake/answer";
 import { IdempotencyKeySchema, MessageTextSchema } from "../../../shared/protocol/agent-request";
 import { ApiError } from "../../../shared/protocol/errors";
 import { DEFAULT_AGENT_ID } from "../../../shared/protocol/limits";
 import { toAgentRequest } from "../../../shared/protocol/ws-agent";
-import { ownedSessionOrNone, owns } from "../../../shared/tenancy/guard";
+import { ownedOrNone, owns } from "../../../shared/tenancy/guard";
 import { chatSessionKey } from "./chat-session-key";
 import { sessionDefaults, sessionRow } from "./session-rows";
 import type { Method } from "./types";
@@ -73,9 +73,11 @@ export const chatSendMethod: Method = async (deps, { connectionId, connection, p
     ...(parsed.timeoutMs ? { timeout: parsed.timeoutMs / 1000 } : {}),
     ...(parsed.queueMode ? { queue: { mode: parsed.queueMode } } : {}),
   });
-  if (caller) await ownedSessionOrNone(deps.db, caller, sessionKey);
+  // The tenant check before the subscription, on the intake's own reads (made here, handed on).
+  const admission = await readAdmission(deps, request, caller);
+  if (caller) ownedOrNone(caller, admission.read.session, sessionKey);
   if (!isFollowing(connection, sessionKey, deps.db.now())) await subscribe(deps.db, connectionId, sessionKey, { surface: connection?.surface });
-  const accepted = await acceptRun(deps, request, "ws", { caller }).catch(async (error: unknown) => {
+  const accepted = await acceptRun(deps, request, "ws", { caller, admission }).catch(async (error: unknown) => {
     if (error instanceof ApiError && (error.code === "NOT_FOUND" || error.code === "FORBIDDEN")) await unsubscribe(deps.db, connectionId, sessionKey);
     throw error;
   });
