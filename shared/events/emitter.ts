@@ -70,6 +70,20 @@ export class RunEventEmitter {
     return emitter;
   }
 
+  /**
+   * The emitter of a run whose start this task has just recorded (markRunning
+   * moved it from accepted or queued to running): nobody has logged an event
+   * for it yet, so the log's head is not read. An abort before the start
+   * writes the run's status before it logs anything, which makes the start
+   * fail; a retried or re-driven start finds the run running and opens with
+   * the read. Should another writer have logged all the same, the first
+   * conditional put finds its item and the event is renumbered after it
+   * (persist): never overwritten.
+   */
+  static fresh(deps: EmitterDeps, runId: string, sessionKey: string): RunEventEmitter {
+    return new RunEventEmitter(deps, runId, sessionKey, 0, 0);
+  }
+
   get lastSeq(): number {
     return this.seq;
   }

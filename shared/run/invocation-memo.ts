@@ -25,11 +25,12 @@ export function emitterDeps(deps: RunDeps) {
  * the run start asks early, beside its other reads), else a fresh one. A
  * failed open is forgotten, so the next caller tries again.
  */
-export function openRunEmitter(deps: RunDeps, runId: string, sessionKey: string): Promise<RunEventEmitter> {
+export function openRunEmitter(deps: RunDeps, runId: string, sessionKey: string, options: { startedHere?: boolean } = {}): Promise<RunEventEmitter> {
   const key = `emitter:${runId}`;
   const known = deps.memo?.get(key) as Promise<RunEventEmitter> | undefined;
   if (known) return known;
-  const opening = RunEventEmitter.open(emitterDeps(deps), runId, sessionKey);
+  // `startedHere`: this invocation's markRunning started the run, so its log is empty (RunEventEmitter.fresh).
+  const opening = options.startedHere ? Promise.resolve(RunEventEmitter.fresh(emitterDeps(deps), runId, sessionKey)) : RunEventEmitter.open(emitterDeps(deps), runId, sessionKey);
   deps.memo?.set(key, opening);
   opening.catch(() => deps.memo?.delete(key));
   return opening;

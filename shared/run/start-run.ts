@@ -43,14 +43,15 @@ export async function startRun(anyDeps: RunDeps, runId: string, carried?: LoopSt
   let ended: FinalizeDecision | undefined;
   if (!TERMINAL_STATUSES.has(run.status)) {
     const startedAt = deps.db.now();
-    // Opened beside the writes below (its read of the log's head depends on none of them).
-    const opening = openRunEmitter(deps, runId, run.sessionKey);
-    opening.catch(() => undefined);
     // Independent items, written at once. markRunning is false on a redelivery: the lane wait is measured once.
     const [marked, { session, indexed }] = await Promise.all([
       markRunning(deps.db, runId, startedAt, deps.executions.firstExecutionArn?.(runId)),
       touchSession(deps.db, run.sessionKey, runId),
     ]);
+    // A start recorded just now: the run's log is empty, its head is not read. A retried start reads it
+    // (while the hooks and the user message below are written).
+    const opening = openRunEmitter(deps, runId, run.sessionKey, { startedHere: marked });
+    opening.catch(() => undefined);
     if (marked) recordLaneWait(startedAt - run.acceptedAt);
     if (run.userEntrySeq === undefined) {
       // Once per run (a retried StartRun after the message was persisted does not repeat them).

@@ -5,6 +5,8 @@ import type { Db } from "../../shared/aws/dynamo";
 import { acquireSlot, addGlobalWaiter, GLOBAL_LANE, globalLaneHead, priorityRank, type GlobalWaiter } from "../../shared/aws/global-lane";
 import { keys } from "../../shared/aws/keys";
 import { getItemsTogether } from "../../shared/aws/read-together";
+import { eventLogHead, readEvents } from "../../shared/aws/event-log";
+import { RunEventEmitter } from "../../shared/events/emitter";
 import type { AppDeps } from "../../shared/runtime/app-deps";
 import type { EdgeCall } from "../../infra/local/aws-edge";
 import { startLocalStack } from "../../infra/local/stack";
@@ -13,7 +15,7 @@ import { chat, FakeOpenAIServer } from "../support/fake-openai-server";
 import { TestWsClient } from "../support/ws-client";
 import { PRIORITY } from "../../shared/core/queue-settings";
 import { LaneHarness } from "../lanes/harness";
-import { Tables, testConfig } from "../lanes/support";
+import { nullPusher, Tables, testConfig } from "../lanes/support";
 
 /**
  * Issue 15, stop 20: reads needed together in one request. The global lane's
@@ -188,11 +190,11 @@ function sqsRecord(messageId: string, group: string, body: string): SQSRecord {
 }
 
 describe("a clean WebSocket run's reads on the local stack (the template's functions)", () => {
-  it("ws-api reads the run, lane and session in one request before it subscribes; the dispatcher reads run and lane in one, the global lane in one", async () => {
+  it("ws-api reads the run, lane and session in one request before it subscribes; the dispatcher reads run and lane in one, the global lane in one; the run start does not read the empty event log", async () => {
     const oai = await FakeOpenAIServer.start();
     const calls: { fn: string; action: string; body: string }[] = [];
     const onEdgeCall = (call: EdgeCall) => {
-      const fn = /assumed-role\/[^/]*?(WsApi|Dispatcher)Fn/.exec(call.principalArn ?? "")?.[1];
+      const fn = /assumed-role\/[^/]*?(WsApi|Dispatcher|Attempt)Fn/.exec(call.principalArn ?? "")?.[1];
       if (fn && call.action.startsWith("dynamodb:")) calls.push({ fn, action: call.action, body: call.requestBody.toString("utf8") });
     };
     const config = loadAgentConfig({ OPENAI_API_KEY: "test", OPENAI_BASE_URL: oai.baseURL, MODEL: "openai/gpt-4o" });
@@ -225,9 +227,34 @@ describe("a clean WebSocket run's reads on the local stack (the template's funct
       const dispatcherReads = of("Dispatcher").filter((c) => c.action === "dynamodb:GetItem" || c.action === "dynamodb:BatchGetItem" || c.action === "dynamodb:Query");
       expect(dispatcherReads.map((c) => c.action)).toEqual(["dynamodb:BatchGetItem", "dynamodb:Query"]);
       expect(dispatcherReads[1]!.body).toContain("GLANE#");
+      // The attempt that started the run logged its events without reading the log's head first.
+      const logHeadReads = of("Attempt").filter((c) => c.action === "dynamodb:Query" && c.body.includes('"EV#"'));
+      expect(logHeadReads).toEqual([]);
+      expect(of("Attempt").filter((c) => c.action === "dynamodb:PutItem" && c.body.includes("EV#000000000001")).length).toBe(1);
     } finally {
       await stack.close();
       await oai.close();
     }
+  });
+});
+
+describe("the emitter of a run started here", () => {
+  it("logs from seq 1 without reading the log; a log someone wrote anyway is never overwritten: the event goes after it", async () => {
+    const db = await tables.fresh();
+    const deps = { db, pusher: nullPusher, retentionDays: 1 };
+    const fresh = RunEventEmitter.fresh(deps, "run-fresh-1", "fresh-1");
+    fresh.emit("lifecycle", { phase: "start", startedAt: 1 });
+    await fresh.flush();
+    expect(await eventLogHead(db, "run-fresh-1")).toEqual({ logged: 1, reservedThrough: 1 });
+
+    // Another writer logged first (what RunEventEmitter.fresh rules out, tried anyway): its event stays seq 1.
+    const other = await RunEventEmitter.open(deps, "run-fresh-2", "fresh-2");
+    other.emit("lifecycle", { phase: "error", endedAt: 1, error: "aborted before it started", status: "aborted" });
+    await other.flush();
+    const late = RunEventEmitter.fresh(deps, "run-fresh-2", "fresh-2");
+    late.emit("lifecycle", { phase: "start", startedAt: 2 });
+    await late.flush();
+    const events = await readEvents(db, "run-fresh-2", 0, 10);
+    expect(events.map((e) => [e.seq, e.data.phase])).toEqual([[1, "error"], [2, "start"]]);
   });
 });
