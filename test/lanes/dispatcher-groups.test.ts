@@ -3,12 +3,12 @@
  * nothing more: a failed record fails the rest of its own group, never
  * another session's records, and every group of a batch is dispatched.
  */
-import type { Context, SQSEvent, SQSRecord } from "aws-lambda";
+import type { Context, SQSEvent } from "aws-lambda";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDispatcherHandler } from "../../functions/dispatcher/app";
 import type { AppDeps } from "../../shared/runtime/app-deps";
 import { LaneHarness } from "./harness";
-import { Tables, testConfig } from "./support";
+import { sqsRecord as record, Tables, testConfig } from "./support";
 
 let tables: Tables;
 beforeAll(async () => {
@@ -17,27 +17,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await tables?.close();
 });
-
-function record(messageId: string, group: string, body: string): SQSRecord {
-  return {
-    messageId,
-    receiptHandle: `rh-${messageId}`,
-    body,
-    attributes: {
-      ApproximateReceiveCount: "1",
-      SentTimestamp: "0",
-      SenderId: "local",
-      ApproximateFirstReceiveTimestamp: "0",
-      MessageGroupId: group,
-      MessageDeduplicationId: messageId,
-    },
-    messageAttributes: {},
-    md5OfBody: "",
-    eventSource: "aws:sqs",
-    eventSourceARN: "arn:aws:sqs:us-east-1:000000000000:runs.fifo",
-    awsRegion: "us-east-1",
-  };
-}
 
 describe("dispatcher batches", () => {
   it("a failed record fails only the rest of its own group; the other groups of the batch are dispatched", async () => {

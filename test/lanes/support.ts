@@ -3,6 +3,7 @@
  * StartExecution's name idempotency, a queue that records what intake sends,
  * and a Db wrapper that "kills the Lambda" before its k-th write.
  */
+import type { SQSRecord } from "aws-lambda";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DeleteCommand, DynamoDBDocumentClient, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { ensureTable, startLocalDynamo, type LocalDynamo } from "../../infra/local/dynamo";
@@ -116,4 +117,26 @@ export class Tables {
     this.client.destroy();
     await this.dynamo.close();
   }
+}
+
+/** An SQS FIFO record of the run queue, as the dispatcher's event source hands it over. */
+export function sqsRecord(messageId: string, group: string, body: string): SQSRecord {
+  return {
+    messageId,
+    receiptHandle: `rh-${messageId}`,
+    body,
+    attributes: {
+      ApproximateReceiveCount: "1",
+      SentTimestamp: "0",
+      SenderId: "local",
+      ApproximateFirstReceiveTimestamp: "0",
+      MessageGroupId: group,
+      MessageDeduplicationId: messageId,
+    },
+    messageAttributes: {},
+    md5OfBody: "",
+    eventSource: "aws:sqs",
+    eventSourceARN: "arn:aws:sqs:us-east-1:000000000000:runs.fifo",
+    awsRegion: "us-east-1",
+  };
 }

@@ -1,4 +1,4 @@
-import type { Context, SQSRecord } from "aws-lambda";
+import type { Context } from "aws-lambda";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDispatcherHandler } from "../../functions/dispatcher/app";
 import type { Db } from "../../shared/aws/dynamo";
@@ -15,7 +15,7 @@ import { chat, FakeOpenAIServer } from "../support/fake-openai-server";
 import { TestWsClient } from "../support/ws-client";
 import { PRIORITY } from "../../shared/core/queue-settings";
 import { LaneHarness } from "../lanes/harness";
-import { nullPusher, Tables, testConfig } from "../lanes/support";
+import { nullPusher, sqsRecord, Tables, testConfig } from "../lanes/support";
 
 /**
  * Issue 15, stop 20: reads needed together in one request. The global lane's
@@ -175,19 +175,6 @@ describe("an admission's reads in one request", () => {
   });
 });
 
-function sqsRecord(messageId: string, group: string, body: string): SQSRecord {
-  return {
-    messageId,
-    receiptHandle: `rh-${messageId}`,
-    body,
-    attributes: { ApproximateReceiveCount: "1", SentTimestamp: "0", SenderId: "local", ApproximateFirstReceiveTimestamp: "0", MessageGroupId: group, MessageDeduplicationId: messageId },
-    messageAttributes: {},
-    md5OfBody: "",
-    eventSource: "aws:sqs",
-    eventSourceARN: "arn:aws:sqs:us-east-1:000000000000:runs.fifo",
-    awsRegion: "us-east-1",
-  };
-}
 
 describe("a clean WebSocket run's reads on the local stack (the template's functions)", () => {
   it("ws-api reads the run, lane and session in one request before it subscribes; the dispatcher reads run and lane in one, the global lane in one; the run start does not read the empty event log", async () => {
