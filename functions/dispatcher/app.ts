@@ -33,7 +33,7 @@ export function createDispatcherHandler(deps: AppDeps) {
     const read = groupKey ? await readRunAndLane(deps.db, parsed.data.runId, groupKey) : { run: await getRun(deps.db, parsed.data.runId), lane: undefined };
     const run = read.run;
     if (!run) throw new PoisonMessageError(`run ${parsed.data.runId} has no record`);
-    const outcome = await admitRun(deps, run, run.sessionKey === groupKey && read.lane ? Promise.resolve(read.lane) : undefined);
+    const outcome = await admitRun(deps, run, run.sessionKey === groupKey ? read.lane : undefined);
     deps.log.info("run admitted", { runId: run.runId, sessionKey: run.sessionKey, outcome });
     return run.runId;
   };

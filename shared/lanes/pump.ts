@@ -39,12 +39,12 @@ export type PumpResult =
  * the records.
  */
 /**
- * `laneRead`: the run's lane, read by the caller beside the run record (the
- * queue message names the session); else read here.
+ * `lane`: the run's lane, read by the caller with the run record (the queue
+ * message names the session); else read here.
  */
-export async function admitRun(deps: LaneDeps, run: RunRecord, laneRead?: Promise<LaneState>): Promise<AdmitOutcome> {
+export async function admitRun(deps: LaneDeps, run: RunRecord, lane?: LaneState): Promise<AdmitOutcome> {
   if (!isStartable(run)) return "duplicate";
-  const seen = await ensureInLane(deps.db, run, laneRead);
+  const seen = await ensureInLane(deps.db, run, lane);
   // The lane as just read: the pump's first step decides on it (its writes are conditional on its
   // version, so a lane that moved meanwhile only costs that step a fresh read).
   const pumped = await pumpLane(deps, run.sessionKey, MAX_INLINE_WAIT_MS, undefined, seen, run);
@@ -54,8 +54,8 @@ export async function admitRun(deps: LaneDeps, run: RunRecord, laneRead?: Promis
 }
 
 /** Joins the run to its lane unless it is already there (waiting or owning it); the lane read when it was there. */
-export async function ensureInLane(db: Db, run: RunRecord, laneRead?: Promise<LaneState>): Promise<LaneState | undefined> {
-  const lane = await (laneRead ?? getLane(db, run.sessionKey));
+export async function ensureInLane(db: Db, run: RunRecord, known?: LaneState): Promise<LaneState | undefined> {
+  const lane = known ?? (await getLane(db, run.sessionKey));
   if (isWaiting(lane, run.runId)) return lane;
   const fresh = await getRun(db, run.runId);
   if (!fresh || !isStartable(fresh)) return;
