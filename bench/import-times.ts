@@ -5,7 +5,11 @@
  * bench's cold-start phase (no synthesis): the before / after figure for
  * import-time cuts (issue 15: attempt <= 80 ms, the others <= 60 ms).
  *
- *   node --import tsx bench/import-times.ts [--repeats 5] [--only attempt,rest-api] [--top 12]
+ *   node --import tsx bench/import-times.ts [--repeats 5] [--only attempt,rest-api] [--top 12] [--untraced] [--keep]
+ *
+ * Imports run traced, as in Lambda and the bench's cold-start phase
+ * (AWS_EXECUTION_ENV set); `--untraced` switches the Tracer off. `--keep`
+ * leaves the bundles in their temporary folder (for a CPU profile).
  *
  * `--top N` also lists each bundle's N biggest packages (bytes in the
  * unsplit output, from esbuild's metafile). The table gives what the
@@ -34,11 +38,12 @@ interface ImportSample {
 }
 
 /** Wall and CPU time (user + system) of `await import(bundle)` in a fresh process. */
-export function importOnce(file: string): ImportSample {
+export function importOnce(file: string, traced = true): ImportSample {
   const script = `${RUNTIME_GLOBAL}const c=process.cpuUsage();const t=performance.now();await import(${JSON.stringify(pathToFileURL(file).href)});const w=performance.now()-t;const u=process.cpuUsage(c);process.stdout.write(w+" "+(u.user+u.system)/1000);`;
   const out = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
     encoding: "utf8",
-    env: { PATH: process.env.PATH, AWS_REGION: "us-east-1", AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true", POWERTOOLS_TRACE_ENABLED: "false" },
+    // Traced as the bench's cold-start phase and Lambda (AWS_EXECUTION_ENV set, tracing on in the template); `--untraced` switches the Tracer off.
+    env: { PATH: process.env.PATH, AWS_REGION: "us-east-1", AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true", ...(traced ? { AWS_EXECUTION_ENV: "AWS_Lambda_nodejs22.x" } : { POWERTOOLS_TRACE_ENABLED: "false" }) },
   });
   if (out.status !== 0) throw new Error(`import of ${file} failed: ${out.stderr}`);
   const [wallMs, cpuMs] = out.stdout.trim().split(" ").map(Number);
@@ -96,7 +101,7 @@ export function codeBytes(dir: string): number {
 }
 
 function main(): void {
-  const { values } = parseArgs({ options: { repeats: { type: "string", default: "5" }, only: { type: "string" }, top: { type: "string" } } });
+  const { values } = parseArgs({ options: { repeats: { type: "string", default: "5" }, only: { type: "string" }, top: { type: "string" }, untraced: { type: "boolean", default: false }, keep: { type: "boolean", default: false } } });
   const repeats = Number(values.repeats);
   const keys = (values.only ? values.only.split(",") : [...FUNCTION_KEYS]) as FunctionKey[];
   const cacheDir = mkdtempSync(join(tmpdir(), "import-times-"));
@@ -109,8 +114,8 @@ function main(): void {
     const rows: string[] = [];
     for (const key of keys) {
       const file = join(dirs[key], BUNDLE_FILE);
-      importOnce(file); // warms the OS file cache; not counted
-      const samples = Array.from({ length: repeats }, () => importOnce(file));
+      importOnce(file, !values.untraced); // warms the OS file cache; not counted
+      const samples = Array.from({ length: repeats }, () => importOnce(file, !values.untraced));
       const wall = summarize(samples.map((s) => s.wallMs));
       const cpu = summarize(samples.map((s) => s.cpuMs));
       rows.push(`| ${key} | ${kb(eagerBytes(dirs[key]))} | ${kb(codeBytes(dirs[key]))} | ${wall.median.toFixed(1)} ms | ${cpu.median.toFixed(1)} ms |`);
@@ -120,12 +125,13 @@ function main(): void {
         console.error(`${key} (${Math.round(total / 1024)} KB): ${list.join(", ")}`);
       }
     }
-    console.log(`Bundle import, median of ${repeats} fresh processes, load average ${loadBefore.toFixed(1)} -> ${loadavg()[0].toFixed(1)}, node ${process.version}`);
+    console.log(`Bundle import${values.untraced ? " (tracing off)" : " (traced)"}, median of ${repeats} fresh processes, load average ${loadBefore.toFixed(1)} -> ${loadavg()[0].toFixed(1)}, node ${process.version}`);
     console.log("| function | evaluated at import (index.mjs + static chunks) | whole folder (+ lazy chunks) | import wall | import CPU |");
     console.log("| --- | --- | --- | --- | --- |");
     for (const row of rows) console.log(row);
+    if (values.keep) console.error(`bundles kept in ${cacheDir}`);
   } finally {
-    rmSync(cacheDir, { recursive: true, force: true });
+    if (!values.keep) rmSync(cacheDir, { recursive: true, force: true });
   }
 }
 

@@ -5,7 +5,7 @@ import { resolveApproval } from "../../shared/run/resolve-approval";
 import type { Route } from "./routes";
 import { requireOwnedRun } from "../../shared/tenancy/guard";
 
-const ApprovalBodySchema = z.object({ decision: z.enum(APPROVAL_DECISIONS) }).strict();
+const ApprovalBodySchema = z.lazy(() => z.object({ decision: z.enum(APPROVAL_DECISIONS) }).strict());
 
 /** `POST /v1/runs/{runId}/approvals/{approvalId}` `{decision}`: 200, 404 unknown, 409 already resolved or expired. */
 export const postApproval: Route = async (deps, { event, params, caller }) => {

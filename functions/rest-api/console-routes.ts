@@ -13,7 +13,7 @@ import { owns, requireOwnedRun } from "../../shared/tenancy/guard";
  * the router like every route.
  */
 
-const SessionsQuerySchema = z.object({ limit: z.coerce.number().int().min(1).max(500).default(50) }).strict();
+const SessionsQuerySchema = z.lazy(() => z.object({ limit: z.coerce.number().int().min(1).max(500).default(50) }).strict());
 
 /** `GET /v1/sessions?limit=` — sessions, most recently active first (as `sessions.list`). */
 export const getSessions: Route = async (deps, { event, caller }) => {

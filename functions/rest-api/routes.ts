@@ -64,10 +64,10 @@ export const getRunRoute: Route = async (deps, { params, caller }) => {
   });
 };
 
-export const EventsQuerySchema = z.object({
+export const EventsQuerySchema = z.lazy(() => z.object({
   after: z.coerce.number().int().min(0).default(0),
   limit: z.coerce.number().int().min(1).max(1000).default(1000),
-});
+}));
 
 /** The run's event log after `after` (its `seq`), a page of at most `limit`; `nextAfter` continues. */
 export const getRunEvents: Route = async (deps, { event, params, caller }) => {
@@ -84,7 +84,7 @@ export const getRunEvents: Route = async (deps, { event, params, caller }) => {
   });
 };
 
-export const AbortBodySchema = z.object({ reason: z.string().max(500).optional() }).strict();
+export const AbortBodySchema = z.lazy(() => z.object({ reason: z.string().max(500).optional() }).strict());
 
 /** 202 while a running run stops (`aborting`), 200 when it ended here or had already ended. */
 export const postAbort: Route = async (deps, { event, params, caller }) => {

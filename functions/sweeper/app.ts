@@ -6,7 +6,7 @@ import { sweep, type SweepReport } from "../../shared/sweeper/sweep";
 import type { AppDeps } from "../../shared/runtime/app-deps";
 
 /** EventBridge "Step Functions Execution Status Change" (only the fields we use). */
-const ExecutionStatusChangeSchema = z.looseObject({
+const ExecutionStatusChangeSchema = z.lazy(() => z.looseObject({
   "detail-type": z.literal("Step Functions Execution Status Change"),
   detail: z.looseObject({
     executionArn: z.string(),
@@ -15,7 +15,7 @@ const ExecutionStatusChangeSchema = z.looseObject({
     error: z.string().nullish(),
     cause: z.string().nullish(),
   }),
-});
+}));
 
 /** What a sweep keeps back of its invocation's time for the work after the lanes. */
 const SWEEP_TIME_RESERVE_MS = 20_000;

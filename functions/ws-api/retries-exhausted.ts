@@ -22,15 +22,15 @@ export function isSqsEvent(event: unknown): event is SQSEvent {
 }
 
 /** Lambda's OnFailure record of an asynchronous invocation: the parts read here. */
-const FailureRecordSchema = z.object({
+const FailureRecordSchema = z.lazy(() => z.object({
   requestContext: z.object({ approximateInvokeCount: z.number().int().optional() }).loose(),
   requestPayload: z.object({
     requestContext: z.object({ connectionId: z.string().min(1), routeKey: z.string() }).loose(),
     body: z.string(),
   }).loose(),
-}).loose();
+}).loose());
 
-const FrameIdSchema = z.object({ type: z.literal("req"), id: z.string(), method: z.string() }).loose();
+const FrameIdSchema = z.lazy(() => z.object({ type: z.literal("req"), id: z.string(), method: z.string() }).loose());
 
 export const RETRIES_EXHAUSTED_MESSAGE = "the request failed after its retries; send the same frame again (it is idempotent)";
 

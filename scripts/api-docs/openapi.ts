@@ -14,7 +14,7 @@ import { SERVER_VERSION } from "../../shared/protocol/frames";
 import { ChatCompletionRequestSchema, ResponsesRequestSchema } from "../../shared/openai/request";
 
 /** `result` is any JSON value (z.json() is recursive, which the generator cannot follow): text, or JSON sent as its JSON text. */
-const ToolResultBodyDoc = ToolResultBodySchema.extend({
+const ToolResultBodyDoc = ToolResultBodySchema.unwrap().extend({
   result: z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(z.unknown()), z.record(z.string(), z.unknown())]),
 });
 import * as R from "./rest-schemas";
@@ -69,7 +69,7 @@ export function buildOpenApiDocument() {
     responses: { 200: json(R.RunViewSchema, "The run"), 401: errors[401], 404: json(Named.ApiError, "Unknown run") },
   });
   registry.registerPath({
-    method: "get", path: "/v1/runs/{runId}/events", operationId: "getRunEvents", summary: "The run's event log after a sequence number", security, request: { params: runId, query: EventsQuerySchema },
+    method: "get", path: "/v1/runs/{runId}/events", operationId: "getRunEvents", summary: "The run's event log after a sequence number", security, request: { params: runId, query: EventsQuerySchema.unwrap() },
     responses: { 200: json(R.RunEventsPageSchema, "A page of events"), ...errors, 404: json(Named.ApiError, "Unknown run") },
   });
   registry.registerPath({

@@ -20,7 +20,7 @@ import { ERROR_CODES } from "../../shared/protocol/errors";
 import { RequestFrameSchema } from "../../shared/protocol/frames";
 import { WsAgentParamsSchema } from "../../shared/protocol/ws-agent";
 
-const request = (method: string, params: z.ZodType) => RequestFrameSchema.extend({ method: z.literal(method), params });
+const request = (method: string, params: z.ZodType) => RequestFrameSchema.unwrap().extend({ method: z.literal(method), params });
 
 /** Params of every method with a route (infra/routes.ts WS_METHOD_ROUTES). */
 export const WS_REQUESTS: Record<string, z.ZodType> = {

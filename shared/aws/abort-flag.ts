@@ -3,7 +3,7 @@ import * as z from "zod";
 import { keys } from "./keys";
 import type { Db } from "./dynamo";
 
-const AbortFlagSchema = z.object({ abortRequestedAt: z.number().optional(), redriveGeneration: z.number().optional() });
+const AbortFlagSchema = z.lazy(() => z.object({ abortRequestedAt: z.number().optional(), redriveGeneration: z.number().optional() }));
 
 /**
  * When an abort of the run was requested, if it was: the one attribute a

@@ -15,7 +15,7 @@ import { HEALTHY, recordProfileFailure, type ProfileHealth } from "../core/auth-
  * its revision is still the one read (optimistic; no transactions). A lost
  * race re-reads and re-applies, so no failure is dropped.
  */
-export const ProfileHealthItemSchema = z.object({
+export const ProfileHealthItemSchema = z.lazy(() => z.object({
   v: z.literal(1),
   provider: z.string(),
   profileId: z.string(),
@@ -29,7 +29,7 @@ export const ProfileHealthItemSchema = z.object({
   disabledReason: z.enum(["billing", "auth_permanent"]).optional(),
   billingFailures: z.number().int().min(0),
   authPermanentFailures: z.number().int().min(0),
-});
+}));
 type ProfileHealthItem = z.infer<typeof ProfileHealthItemSchema>;
 
 const MAX_RACE_RETRIES = 5;

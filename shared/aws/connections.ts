@@ -7,19 +7,19 @@ import { SCOPES, type Caller } from "../core/access";
 import { EVENT_SURFACES, type EventSurface } from "../protocol/surface";
 
 /** Who the connection acts as: from the $connect authorizer, or from the key of an in-band `connect`. */
-export const CallerSchema = z.object({
+export const CallerSchema = z.lazy(() => z.object({
   tenantId: z.string(),
   keyId: z.string(),
   keyName: z.string(),
   scopes: z.array(z.enum(SCOPES)),
   models: z.array(z.string()).optional(),
   rateLimitPerMinute: z.number().optional(),
-});
+}));
 
 /** API Gateway closes WebSockets after 2 hours; records outlive that a little. */
 const CONNECTION_TTL_SECONDS = 3 * 3600;
 
-export const ConnectionRecordSchema = z.object({
+export const ConnectionRecordSchema = z.lazy(() => z.object({
   v: z.literal(1),
   connectionId: z.string(),
   connectedAt: z.number(),
@@ -46,7 +46,7 @@ export const ConnectionRecordSchema = z.object({
   /** In-band `connect` attempts refused so far (the 5th closes the socket). */
   failedConnects: z.number().optional(),
   expiresAt: z.number(),
-});
+}));
 export type ConnectionRecord = z.infer<typeof ConnectionRecordSchema>;
 
 /** A DynamoDB string set (the document client reads it back as a JS Set), as a list. */

@@ -9,7 +9,7 @@ import type { Db } from "./dynamo";
  * a DLQ message finds the reason here under that id. Kept as long as the DLQ
  * keeps messages (14 days).
  */
-export const DispatchFailureSchema = z.object({
+export const DispatchFailureSchema = z.lazy(() => z.object({
   v: z.literal(1),
   messageId: z.string(),
   groupId: z.string().optional(),
@@ -21,7 +21,7 @@ export const DispatchFailureSchema = z.object({
   firstFailedAt: z.number(),
   lastFailedAt: z.number(),
   expiresAt: z.number(),
-});
+}));
 export type DispatchFailure = z.infer<typeof DispatchFailureSchema>;
 
 const RETENTION_SECONDS = 14 * 86_400;

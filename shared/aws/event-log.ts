@@ -30,7 +30,7 @@ export type RunEvent = z.infer<typeof RunEventSchema>;
  * write (a retry starts after it). Readers flatten it into v1-shaped events;
  * v1 items (one event each) are read as before.
  */
-const StoredEventSchema = z.object({ seq: z.number().int().min(1), stream: z.enum(EVENT_STREAMS), ts: z.number(), data: z.record(z.string(), z.unknown()) });
+const StoredEventSchema = z.lazy(() => z.object({ seq: z.number().int().min(1), stream: z.enum(EVENT_STREAMS), ts: z.number(), data: z.record(z.string(), z.unknown()) }));
 // Built on first parse (z.lazy): a function that never reads these pays nothing for them at import (issue 15).
 export const RunEventBatchSchema = z.lazy(() => z.object({
   v: z.literal(2),

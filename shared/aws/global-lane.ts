@@ -25,7 +25,7 @@ export interface GlobalWaiter {
   acceptedAt: number;
 }
 
-const WaiterSchema = z.object({ runId: z.string(), sessionKey: z.string(), priority: z.number().int(), acceptedAt: z.number() });
+const WaiterSchema = z.lazy(() => z.object({ runId: z.string(), sessionKey: z.string(), priority: z.number().int(), acceptedAt: z.number() }));
 
 /** Higher priority sorts first: foreground (and interrupt) -> 0, normal -> 1, background -> 2. */
 export function priorityRank(priority: number): number {

@@ -22,15 +22,15 @@ import type { LaneEntry, LaneState } from "../core/lanes";
  * A few dozen entries of ~120 bytes keep the item far below 400 KB (the
  * per-session cap bounds the list).
  */
-const EntrySchema = z.object({
+const EntrySchema = z.lazy(() => z.object({
   runId: z.string(),
   acceptedAt: z.number(),
   kind: z.enum(["run", "steer", "collect"]),
   priority: z.number().int(),
   debounceMs: z.number().int().optional(),
-});
+}));
 
-const LaneItemSchema = z.object({
+const LaneItemSchema = z.lazy(() => z.object({
   // v1 items (before queue modes) had only activeRunId/since; they read as a lane with no waiting list.
   v: z.union([z.literal(1), z.literal(2)]).optional(),
   activeRunId: z.string().optional(),
@@ -40,7 +40,7 @@ const LaneItemSchema = z.object({
   pending: z.object({ members: z.array(z.string()), notes: z.array(z.string()) }).optional(),
   ver: z.number().int().optional(),
   accepted: z.number().int().optional(),
-});
+}));
 
 /** The lane as an item holds it (a missing item: an empty lane). */
 export function laneFromItem(item: Record<string, unknown> | undefined): LaneState {

@@ -3,7 +3,7 @@ import * as z from "zod";
 import type { LazyClient } from "./clients";
 
 /** What travels through SQS: a pointer, never the message itself. Schema version 1. */
-export const RunQueueMessageSchema = z.object({ v: z.literal(1), runId: z.string().min(1) });
+export const RunQueueMessageSchema = z.lazy(() => z.object({ v: z.literal(1), runId: z.string().min(1) }));
 export type RunQueueMessage = z.infer<typeof RunQueueMessageSchema>;
 
 export interface RunQueue {

@@ -26,16 +26,16 @@ export function isInFlight(status: RunStatus): boolean {
 }
 
 // `toolSummary`: the inline tool summary of a verbose chat conversation (shared/core/reply.ts).
-const PayloadSchema = z.object({ text: z.string(), isError: z.boolean().optional(), toolSummary: z.boolean().optional() });
+const PayloadSchema = z.lazy(() => z.object({ text: z.string(), isError: z.boolean().optional(), toolSummary: z.boolean().optional() }));
 
-export const RunResultSchema = z.object({
+export const RunResultSchema = z.lazy(() => z.object({
   payloads: z.array(PayloadSchema),
   meta: z.record(z.string(), z.unknown()),
-});
+}));
 export type RunResult = z.infer<typeof RunResultSchema>;
 
 /** Run record, schema version 1. Parsed on every read. */
-export const RunRecordSchema = z.object({
+export const RunRecordSchema = z.lazy(() => z.object({
   v: z.literal(1),
   runId: z.string(),
   /** The tenant of the key that created the run (absent on older runs: the default tenant). */
@@ -111,7 +111,7 @@ export const RunRecordSchema = z.object({
   expiresAt: z.number().optional(),
   /** When the requester's final `res` was posted (a finalize retry does not post it again). */
   finalRepliedAt: z.number().optional(),
-});
+}));
 export type RunRecord = z.infer<typeof RunRecordSchema>;
 
 export function parseRun(item: Record<string, unknown> | undefined, nowMs = Date.now()): RunRecord | undefined {

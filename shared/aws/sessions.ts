@@ -7,7 +7,7 @@ import { newSessionId } from "../core/ids";
 import { QueueOverridesSchema } from "../core/queue-settings";
 
 /** Session metadata, schema version 1: the stable key and the transcript it currently points at. */
-export const SessionRecordSchema = z.object({
+export const SessionRecordSchema = z.lazy(() => z.object({
   v: z.literal(1),
   sessionKey: z.string(),
   sessionId: z.string(),
@@ -21,7 +21,7 @@ export const SessionRecordSchema = z.object({
   previousSessionIds: z.array(z.string()).optional(),
   /** Queue settings stored for the session (a request with `queue.scope: "session"`); per-field fallback to channel and config. */
   queue: QueueOverridesSchema.optional(),
-});
+}));
 export type SessionRecord = z.infer<typeof SessionRecordSchema>;
 
 export function parseSession(item: Record<string, unknown> | undefined): SessionRecord | undefined {

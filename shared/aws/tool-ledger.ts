@@ -14,7 +14,7 @@ import { epochSeconds, keys, MAX_ITEM_BYTES } from "./keys";
  *   pending turn   PutItem / DeleteItem PENDING_TURN (one per run; overwritten by the next tool turn)
  * Items are schema-versioned, parsed on read, and expire with the run's event log.
  */
-const LedgerItemSchema = z.discriminatedUnion("status", [
+const LedgerItemSchema = z.lazy(() => z.discriminatedUnion("status", [
   z.object({ v: z.literal(1), toolCallId: z.string(), toolName: z.string(), status: z.literal("started"), startedAt: z.number() }),
   z.object({
     v: z.literal(1),
@@ -25,9 +25,9 @@ const LedgerItemSchema = z.discriminatedUnion("status", [
     completedAt: z.number(),
     result: z.object({ content: z.string(), isError: z.boolean() }),
   }),
-]);
+]));
 
-const PendingTurnSchema = z.object({ v: z.literal(1), message: MessageSchema, createdAt: z.number() });
+const PendingTurnSchema = z.lazy(() => z.object({ v: z.literal(1), message: MessageSchema, createdAt: z.number() }));
 
 export interface DynamoLedgerOptions {
   /** How long ledger items outlive the run (same as its event log). */

@@ -22,14 +22,14 @@ import { truncateToolResult } from "../core/tool-result-truncation";
  * and 3 leaves the transcript at its last valid state, and a taken-over writer
  * (lower epoch) can neither overwrite newer entries nor move HEAD.
  */
-const EntryBaseSchema = z.object({
+const EntryBaseSchema = z.lazy(() => z.object({
   v: z.literal(1),
   sessionId: z.string(),
   seq: z.number().int().min(0),
   runId: z.string(),
   epoch: z.number().int(),
   ts: z.number(),
-});
+}));
 type EntryBase = z.infer<typeof EntryBaseSchema>;
 
 /** Any stored entry: a message, a compaction, a rewrite or a note (see core/transcript-entries). */

@@ -12,7 +12,7 @@ import { keys } from "./keys";
  * call they reported. Wasted tokens (output that never reached the transcript)
  * are counted apart, inside the totals.
  */
-export const SpendItemSchema = z.object({
+export const SpendItemSchema = z.lazy(() => z.object({
   v: z.literal(1),
   calls: z.number().int().min(0),
   input: z.number().min(0),
@@ -23,7 +23,7 @@ export const SpendItemSchema = z.object({
   costUsd: z.number().min(0),
   wastedTokens: z.number().min(0),
   wastedCostUsd: z.number().min(0),
-});
+}));
 export type SpendItem = z.infer<typeof SpendItemSchema>;
 
 export async function readSpendItem(db: Db, key: { pk: string; sk: string }): Promise<SpendItem | undefined> {

@@ -15,12 +15,12 @@ import { ItemTooLargeError } from "./errors";
  */
 export const DEFAULT_WORKSPACE = "default";
 
-const WorkspaceItemSchema = z.object({
+const WorkspaceItemSchema = z.lazy(() => z.object({
   v: z.literal(1),
   files: z.record(z.string(), z.string()).default({}),
   skills: z.record(z.string(), z.string()).default({}),
   updatedAt: z.number().optional(),
-});
+}));
 
 export async function putWorkspace(
   db: Db,

@@ -4,7 +4,7 @@ import { IdempotencyKeySchema, MessageTextSchema, SessionKeySchema } from "../pr
 import type { Normalized } from "./inbound";
 
 /** Body of `POST /v1/hooks/{hookId}` (issue 13). */
-export const HookBodySchema = z
+export const HookBodySchema = z.lazy(() => z
   .object({
     text: MessageTextSchema,
     from: z.string().min(1).max(128),
@@ -12,7 +12,7 @@ export const HookBodySchema = z
     replyUrl: z.string().url().refine((url) => /^https?:\/\//.test(url), "replyUrl must be http(s)").optional(),
     idempotencyKey: IdempotencyKeySchema.optional(),
   })
-  .strict();
+  .strict());
 export type HookBody = z.infer<typeof HookBodySchema>;
 
 export function normalizeHook(hookId: string, webhookId: string, body: HookBody): Normalized {

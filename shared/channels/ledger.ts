@@ -34,7 +34,7 @@ import { keys } from "../aws/keys";
  * attempt never sends it again), and reply shaping reads it to drop a final
  * answer that only repeats it.
  */
-const PartSchema = z.object({
+const PartSchema = z.lazy(() => z.object({
   state: z.enum(["sending", "sent", "cancelled", "failed"]),
   messageId: z.string().optional(),
   /** The text the message shows now (previews are edited until it equals the part). */
@@ -44,16 +44,16 @@ const PartSchema = z.object({
   retryable: z.boolean().optional(),
   /** sending: claimed by the streamed preview's first send (not the final reply's), see reclaimUnknownPreview. */
   preview: z.boolean().optional(),
-});
+}));
 export type LedgerPart = z.infer<typeof PartSchema>;
 
-const ToolSendSchema = z.object({ toolCallId: z.string(), messageIds: z.array(z.string()), text: z.string() });
+const ToolSendSchema = z.lazy(() => z.object({ toolCallId: z.string(), messageIds: z.array(z.string()), text: z.string() }));
 export type ToolSend = z.infer<typeof ToolSendSchema>;
 
-const ClosingSchema = z.object({ text: z.string().optional(), remove: z.boolean().optional() });
+const ClosingSchema = z.lazy(() => z.object({ text: z.string().optional(), remove: z.boolean().optional() }));
 export type LedgerClosing = z.infer<typeof ClosingSchema>;
 
-const LedgerSchema = z.object({
+const LedgerSchema = z.lazy(() => z.object({
   v: z.literal(1),
   runId: z.string(),
   parts: z.record(z.string(), PartSchema),
@@ -61,7 +61,7 @@ const LedgerSchema = z.object({
   done: z.boolean().optional(),
   closing: ClosingSchema.optional(),
   outcome: z.string().optional(),
-});
+}));
 export type DeliveryLedger = z.infer<typeof LedgerSchema>;
 
 export async function openLedger(db: Db, runId: string): Promise<DeliveryLedger> {

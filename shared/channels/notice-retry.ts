@@ -28,7 +28,7 @@ import { DEFAULT_RETRY } from "./platform-call";
  */
 export const NOTICE_RETRY = { maxTries: 8, baseDelayMs: 60_000, maxDelayMs: 30 * 60_000, perSweep: 10 };
 
-const PendingNoticeSchema = z.object({
+const PendingNoticeSchema = z.lazy(() => z.object({
   v: z.literal(1),
   notice: z.object({
     runId: z.string(),
@@ -41,7 +41,7 @@ const PendingNoticeSchema = z.object({
   tries: z.number().int().nonnegative(),
   nextAt: z.number(),
   registeredAt: z.number(),
-});
+}));
 type PendingNotice = z.infer<typeof PendingNoticeSchema>;
 
 export type NoticeStatus = PendingNotice["notice"]["status"];
@@ -60,7 +60,7 @@ export async function deliverReplyOrRegister(deps: DeliverDeps, runId: string, k
 }
 
 function isNoticeStatus(status: string): status is NoticeStatus {
-  return (PendingNoticeSchema.shape.notice.shape.status.options as readonly string[]).includes(status);
+  return (PendingNoticeSchema.unwrap().shape.notice.shape.status.options as readonly string[]).includes(status);
 }
 
 /** Registers a notice whose send failed retryably; a second registration (a redelivery that failed too) keeps the first. */

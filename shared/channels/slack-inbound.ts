@@ -3,7 +3,7 @@ import type { SlackAccount } from "../config/channels-config";
 import { slackSessionKey } from "../core/channel-session-keys";
 import { ignore, type Normalized } from "./inbound";
 
-const EventSchema = z
+const EventSchema = z.lazy(() => z
   .object({
     type: z.string(),
     subtype: z.string().optional(),
@@ -15,14 +15,14 @@ const EventSchema = z
     ts: z.string().optional(),
     thread_ts: z.string().optional(),
   })
-  .loose();
+  .loose());
 
 /** Slack Events API envelopes: the `url_verification` handshake and `event_callback`. */
-export const SlackEnvelopeSchema = z.discriminatedUnion("type", [
+export const SlackEnvelopeSchema = z.lazy(() => z.discriminatedUnion("type", [
   z.object({ type: z.literal("url_verification"), challenge: z.string() }).loose(),
   z.object({ type: z.literal("event_callback"), event_id: z.string(), event: EventSchema }).loose(),
   z.object({ type: z.literal("app_rate_limited") }).loose(),
-]);
+]));
 export type SlackEnvelope = z.infer<typeof SlackEnvelopeSchema>;
 
 export function normalizeSlack(accountId: string, account: SlackAccount, envelope: Extract<SlackEnvelope, { type: "event_callback" }>): Normalized {

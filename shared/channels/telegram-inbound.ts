@@ -3,9 +3,9 @@ import type { TelegramAccount } from "../config/channels-config";
 import { telegramSessionKey } from "../core/channel-session-keys";
 import { ignore, type Normalized } from "./inbound";
 
-const UserSchema = z.object({ id: z.number(), is_bot: z.boolean().optional(), username: z.string().optional() }).loose();
-const EntitySchema = z.object({ type: z.string(), offset: z.number(), length: z.number() }).loose();
-const MessageSchema = z
+const UserSchema = z.lazy(() => z.object({ id: z.number(), is_bot: z.boolean().optional(), username: z.string().optional() }).loose());
+const EntitySchema = z.lazy(() => z.object({ type: z.string(), offset: z.number(), length: z.number() }).loose());
+const MessageSchema = z.lazy(() => z
   .object({
     message_id: z.number().int(),
     from: UserSchema.optional(),
@@ -15,10 +15,10 @@ const MessageSchema = z
     message_thread_id: z.number().int().optional(),
     is_topic_message: z.boolean().optional(),
   })
-  .loose();
+  .loose());
 
 /** A Telegram Bot API Update; only `message` carries something to answer (others are ignored). */
-export const TelegramUpdateSchema = z.object({ update_id: z.number().int(), message: MessageSchema.optional() }).loose();
+export const TelegramUpdateSchema = z.lazy(() => z.object({ update_id: z.number().int(), message: MessageSchema.optional() }).loose());
 export type TelegramUpdate = z.infer<typeof TelegramUpdateSchema>;
 
 export function normalizeTelegram(accountId: string, account: TelegramAccount, update: TelegramUpdate): Normalized {

@@ -10,7 +10,7 @@ import { AttemptOutcomeSchema } from "./run-loop";
  * Versioned and zod-validated because it is persisted with the attempt record.
  * v1 is the first version.
  */
-export const UsageSchema = z.object({ input: z.number(), output: z.number(), cacheRead: z.number(), cacheWrite: z.number() });
+export const UsageSchema = z.lazy(() => z.object({ input: z.number(), output: z.number(), cacheRead: z.number(), cacheWrite: z.number() }));
 
 export const TOOL_CALL_STATUSES = [
   /** Ran and returned (isError tells whether the tool reported a failure). */
@@ -28,7 +28,7 @@ export const TOOL_CALL_STATUSES = [
 ] as const;
 export type ToolCallStatus = (typeof TOOL_CALL_STATUSES)[number];
 
-export const ToolMetaSchema = z.object({
+export const ToolMetaSchema = z.lazy(() => z.object({
   toolCallId: z.string(),
   name: z.string(),
   status: z.enum(TOOL_CALL_STATUSES),
@@ -38,7 +38,7 @@ export const ToolMetaSchema = z.object({
   durationMs: z.number().min(0),
   resultChars: z.number().int().min(0),
   truncated: z.boolean(),
-});
+}));
 export type ToolMeta = z.infer<typeof ToolMetaSchema>;
 
 // Built on first parse (z.lazy): a function that never reads these pays nothing for them at import (issue 15).

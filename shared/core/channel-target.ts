@@ -4,7 +4,7 @@ import * as z from "zod";
  * Where a channel run's reply goes: the exact-case delivery context the
  * platform needs, kept on the run record (schema of RunRecord.channelTarget).
  */
-export const ChannelTargetSchema = z.discriminatedUnion("kind", [
+export const ChannelTargetSchema = z.lazy(() => z.discriminatedUnion("kind", [
   z.object({
     kind: z.literal("telegram"),
     accountId: z.string(),
@@ -23,5 +23,5 @@ export const ChannelTargetSchema = z.discriminatedUnion("kind", [
     ackTs: z.string().optional(),
   }),
   z.object({ kind: z.literal("hook"), accountId: z.string(), replyUrl: z.string().url().optional() }),
-]);
+]));
 export type ChannelTarget = z.infer<typeof ChannelTargetSchema>;

@@ -30,11 +30,11 @@ export const EXTERNAL_INPUT_TEXTS = {
   clientToolTimedOut: "Client tool timed out",
 } as const;
 
-const ApprovalAnswerSchema = z.object({ decision: z.enum(APPROVAL_DECISIONS) });
-const ClientToolAnswerSchema = z.object({ result: z.string(), isError: z.boolean().default(false) });
+const ApprovalAnswerSchema = z.lazy(() => z.object({ decision: z.enum(APPROVAL_DECISIONS) }));
+const ClientToolAnswerSchema = z.lazy(() => z.object({ result: z.string(), isError: z.boolean().default(false) }));
 
 /** External-input record, schema version 1. Parsed on every read. */
-export const ExternalInputSchema = z.object({
+export const ExternalInputSchema = z.lazy(() => z.object({
   v: z.literal(1),
   runId: z.string(),
   sessionKey: z.string(),
@@ -60,7 +60,7 @@ export const ExternalInputSchema = z.object({
    * run from the same point. Optional: older records and other resolvers lack it.
    */
   resumedAfterSeq: z.number().int().min(0).optional(),
-});
+}));
 export type ExternalInput = z.infer<typeof ExternalInputSchema>;
 
 export type ResolveRefusal =

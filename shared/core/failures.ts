@@ -28,24 +28,24 @@ export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhig
 export type ThinkingLevel = (typeof THINKING_LEVELS)[number];
 
 /** What a provider said about an overflow: its window and what the rejected prompt counted, when it says. */
-export const OverflowFactsSchema = z.object({
+export const OverflowFactsSchema = z.lazy(() => z.object({
   maxContextTokens: z.number().int().positive().optional(),
   promptTokens: z.number().int().positive().optional(),
-});
+}));
 export type OverflowFacts = z.infer<typeof OverflowFactsSchema>;
 
 /** Why a `format` failure happened, when the adapter could tell. */
-export const FormatCauseSchema = z.discriminatedUnion("reason", [
+export const FormatCauseSchema = z.lazy(() => z.discriminatedUnion("reason", [
   /** The provider rejected the order of the turns (roles must alternate, tool results must follow their calls). */
   z.object({ reason: z.literal("role_ordering") }),
   /** An image over the provider's size cap; `maxMb` when the message states it. */
   z.object({ reason: z.literal("image_size"), maxMb: z.string().optional() }),
   /** The requested reasoning level was refused; `accepted`: levels to try instead, best first. */
   z.object({ reason: z.literal("thinking_level"), accepted: z.array(z.enum(THINKING_LEVELS)) }),
-]);
+]));
 export type FormatCause = z.infer<typeof FormatCauseSchema>;
 
-export const ProviderFailureSchema = z.object({
+export const ProviderFailureSchema = z.lazy(() => z.object({
   kind: z.enum(FAILURE_KINDS),
   message: z.string(),
   /** HTTP status when the failure came from a response. */
@@ -67,5 +67,5 @@ export const ProviderFailureSchema = z.object({
    * guard), shown as is; a provider's `message` never is (defect 8: safe errors).
    */
   userMessage: z.string().optional(),
-});
+}));
 export type ProviderFailure = z.infer<typeof ProviderFailureSchema>;

@@ -2,13 +2,13 @@ import * as z from "zod";
 import type { Message } from "./messages";
 
 /** Zod mirror of ./messages, used to parse persisted transcript entries on read. */
-const UsageSchema = z.object({ input: z.number(), output: z.number(), cacheRead: z.number(), cacheWrite: z.number() });
+const UsageSchema = z.lazy(() => z.object({ input: z.number(), output: z.number(), cacheRead: z.number(), cacheWrite: z.number() }));
 
-const AssistantBlockSchema = z.discriminatedUnion("type", [
+const AssistantBlockSchema = z.lazy(() => z.discriminatedUnion("type", [
   z.object({ type: z.literal("text"), text: z.string() }),
   z.object({ type: z.literal("thinking"), text: z.string(), signature: z.string().optional() }),
   z.object({ type: z.literal("tool_call"), id: z.string(), name: z.string(), args: z.record(z.string(), z.unknown()) }),
-]);
+]));
 
 // Built on first parse (z.lazy): a function that never reads these pays nothing for them at import (issue 15).
 export const MessageSchema: z.ZodType<Message> = z.lazy(() => z.discriminatedUnion("role", [

@@ -21,7 +21,7 @@ export type DropPolicy = (typeof DROP_POLICIES)[number];
 export const MAX_DEBOUNCE_MS = 600_000;
 
 /** Any subset of the settings: a request, a session or a channel may set some and inherit the rest. */
-export const QueueOverridesSchema = z
+export const QueueOverridesSchema = z.lazy(() => z
   .object({
     mode: z.enum(QUEUE_MODES).optional(),
     debounceMs: z.number().int().min(0).max(MAX_DEBOUNCE_MS).optional(),
@@ -29,7 +29,7 @@ export const QueueOverridesSchema = z
     cap: z.number().int().min(1).max(1000).optional(),
     drop: z.enum(DROP_POLICIES).optional(),
   })
-  .strict();
+  .strict());
 export type QueueOverrides = z.infer<typeof QueueOverridesSchema>;
 
 export interface QueueSettings {

@@ -48,7 +48,7 @@ export const LIMITS = {
 const count = () => z.number().int().min(0);
 const countSince1 = () => z.number().int().min(0).default(0);
 
-const CountersSchema = z.object({
+const CountersSchema = z.lazy(() => z.object({
   rateLimitRetries: count(),
   silentErrorRetries: count(),
   idleTimeoutRetries: count(),
@@ -66,7 +66,7 @@ const CountersSchema = z.object({
   /** Compactions whose summary could not be written (the give-up then says compaction_failure). */
   compactionFailures: countSince1(),
   roleOrderingRepairs: countSince1(),
-});
+}));
 export type LoopCounters = z.infer<typeof CountersSchema>;
 
 export const CONTINUATIONS = ["empty_response", "reasoning_only", "compaction"] as const;
@@ -74,10 +74,10 @@ export type Continuation = (typeof CONTINUATIONS)[number];
 
 
 /** Armed after a compaction: tool outcomes seen since, as `name|argsHash|resultHash` -> count. */
-export const PostCompactionGuardSchema = z.object({
+export const PostCompactionGuardSchema = z.lazy(() => z.object({
   remaining: z.number().int().min(0),
   seen: z.record(z.string(), z.number().int().min(1)),
-});
+}));
 export type PostCompactionGuard = z.infer<typeof PostCompactionGuardSchema>;
 
 /**
@@ -86,13 +86,13 @@ export type PostCompactionGuard = z.infer<typeof PostCompactionGuardSchema>;
  * at most `contextTokens`. Applied by the precheck, the in-loop guard and the
  * compaction planner for the rest of the run.
  */
-export const CalibrationSchema = z.object({
+export const CalibrationSchema = z.lazy(() => z.object({
   tokenScale: z.number().min(1),
   contextTokens: z.number().int().positive().optional(),
-});
+}));
 export type Calibration = z.infer<typeof CalibrationSchema>;
 
-const ExecutionSchema = z.object({
+const ExecutionSchema = z.lazy(() => z.object({
   /** 0 for the execution StartExecution created, +1 per continue-as-new. */
   generation: z.number().int().min(0),
   /** Loop iterations run by the current execution. */
@@ -102,7 +102,7 @@ const ExecutionSchema = z.object({
   events: z.number().int().min(0).default(0),
   /** The history limit it continues as new before (Step Functions' 25,000 unless configured lower). */
   maxEvents: z.number().int().positive().optional(),
-});
+}));
 
 // Built on first parse (z.lazy): a function that never reads these pays nothing for them at import (issue 15).
 export const LoopStateSchema = z.lazy(() => z.object({
@@ -286,7 +286,7 @@ export const AttemptOutcomeSchema = z.lazy(() => z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("compaction_loop"), toolName: z.string(), repeats: z.number().int().positive() }),
   z.object({
     kind: z.literal("failed"),
-    failure: ProviderFailureSchema.omit({ status: true }),
+    failure: ProviderFailureSchema.unwrap().omit({ status: true }),
     /** Whether the model completed any turn in this attempt (the idle breaker's notion of progress). */
     completedModelProgress: z.boolean(),
     /** Prompt-side tokens of the last model call (provider-reported, else estimated); timeout compaction reads it. */
@@ -299,7 +299,7 @@ export const AttemptOutcomeSchema = z.lazy(() => z.discriminatedUnion("kind", [
 ]));
 export type AttemptOutcome = z.infer<typeof AttemptOutcomeSchema>;
 
-export const FinalStatusSchema = z.enum(["ok", "error", "timeout", "aborted"]);
+export const FinalStatusSchema = z.lazy(() => z.enum(["ok", "error", "timeout", "aborted"]));
 export const LIVENESS_STATES = ["working", "blocked", "paused", "abandoned"] as const;
 export const COMPACTION_TRIGGERS = ["overflow", "timeout", "precheck"] as const;
 export type CompactionTrigger = (typeof COMPACTION_TRIGGERS)[number];

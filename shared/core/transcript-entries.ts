@@ -14,7 +14,7 @@ import type { Message, ToolResultMessage } from "./messages";
  */
 export const COMPACTION_ENTRY_TRIGGERS = ["overflow", "timeout", "precheck", "manual"] as const;
 
-export const CompactionRecordSchema = z.object({
+export const CompactionRecordSchema = z.lazy(() => z.object({
   summary: z.string(),
   /** The first entry the model still sees verbatim after this compaction. */
   firstKeptSeq: z.number().int().min(0),
@@ -27,24 +27,24 @@ export const CompactionRecordSchema = z.object({
   /** Context window the compaction was sized for. */
   contextTokens: z.number().int().positive(),
   summarizedMessages: z.number().int().min(0),
-});
+}));
 export type CompactionRecord = z.infer<typeof CompactionRecordSchema>;
 
-export const RewriteRecordSchema = z.object({
+export const RewriteRecordSchema = z.lazy(() => z.object({
   targetSeq: z.number().int().min(0),
   reason: z.literal("tool_result_truncation"),
   message: MessageSchema,
   originalChars: z.number().int().min(0),
-});
+}));
 export type RewriteRecord = z.infer<typeof RewriteRecordSchema>;
 
-export const NoteRecordSchema = z.object({
+export const NoteRecordSchema = z.lazy(() => z.object({
   type: z.enum(["session_start", "session_end"]),
   sessionKey: z.string(),
   /** session_end: the session that replaces this one; session_start: the one it replaced. */
   otherSessionId: z.string().optional(),
   reason: z.string().optional(),
-});
+}));
 export type NoteRecord = z.infer<typeof NoteRecordSchema>;
 
 // Built on first parse (z.lazy): a function that never reads these pays nothing for them at import (issue 15).

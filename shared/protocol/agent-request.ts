@@ -6,24 +6,24 @@ import { ClientToolsSchema, ClientToolTimeoutSchema } from "./client-tools";
 export const MAX_MESSAGE_BYTES = 256 * 1024;
 
 /** Session keys become parts of DynamoDB keys and SQS group ids (<= 128 chars there). */
-export const SessionKeySchema = z
+export const SessionKeySchema = z.lazy(() => z
   .string()
   .min(1)
   .max(128)
-  .regex(/^[A-Za-z0-9:._\-/@+]+$/, "sessionKey may contain letters, digits and : . _ - / @ +");
+  .regex(/^[A-Za-z0-9:._\-/@+]+$/, "sessionKey may contain letters, digits and : . _ - / @ +"));
 
-export const IdempotencyKeySchema = z.string().min(1).max(256);
+export const IdempotencyKeySchema = z.lazy(() => z.string().min(1).max(256));
 
-export const MessageTextSchema = z
+export const MessageTextSchema = z.lazy(() => z
   .string()
   .min(1, "message must not be empty")
   .refine((text) => Buffer.byteLength(text, "utf8") <= MAX_MESSAGE_BYTES, {
     message: `message exceeds ${MAX_MESSAGE_BYTES} bytes`,
     params: { code: "PAYLOAD_TOO_LARGE" },
-  });
+  }));
 
 /** `POST /v1/agent` and the WebSocket `agent` method share this core. */
-export const AgentRequestSchema = z
+export const AgentRequestSchema = z.lazy(() => z
   .object({
     sessionKey: SessionKeySchema,
     message: MessageTextSchema,
@@ -50,7 +50,7 @@ export const AgentRequestSchema = z
      * debounceMs, cap, drop). `scope: "session"` also stores these settings for the session's
      * later messages (replacing what was stored; `{ scope: "session" }` alone clears it).
      */
-    queue: QueueOverridesSchema.extend({ scope: z.enum(["request", "session"]).optional() }).strict().optional(),
+    queue: QueueOverridesSchema.unwrap().extend({ scope: z.enum(["request", "session"]).optional() }).strict().optional(),
     /** The channel the message came from; selects `lanes.byChannel.<channel>` settings. */
     channel: z.string().min(1).max(64).optional(),
     /** What started the run: user/manual run before webhook, before cron/heartbeat/memory (lane priority). */
@@ -60,10 +60,10 @@ export const AgentRequestSchema = z
     /** How long a client tool call waits for its result (default 300 s): then `Client tool timed out`. */
     clientToolTimeoutSeconds: ClientToolTimeoutSchema.optional(),
   })
-  .strict();
+  .strict());
 export type AgentRequest = z.infer<typeof AgentRequestSchema>;
 
-export const WaitRequestSchema = z.object({ timeoutMs: z.number().int().min(0).optional() }).strict();
+export const WaitRequestSchema = z.lazy(() => z.object({ timeoutMs: z.number().int().min(0).optional() }).strict());
 
 /** True when a zod error is only about size, which maps to 413 rather than 400. */
 export function isTooLarge(error: z.ZodError): boolean {

@@ -27,14 +27,14 @@ export const APPROVAL_RESOLVE_METHODS = ["plugin.approval.resolve", "exec.approv
  * channel reviews) and, exec only, `grantExpiresInDays` for standing grants.
  * Both are accepted and not used: our `allow-always` lasts for the session.
  */
-export const ApprovalResolveParamsSchema = z
+export const ApprovalResolveParamsSchema = z.lazy(() => z
   .object({
     id: z.string().min(1),
     decision: z.enum(APPROVAL_DECISIONS),
     reviewer: z.record(z.string(), z.unknown()).optional(),
     grantExpiresInDays: z.number().int().min(1).max(3650).optional(),
   })
-  .strict();
+  .strict());
 
 /** The run's own event (`stream: "approval"`), in the event log and on every surface. */
 export function approvalRequestedData(input: ExternalInput) {

@@ -11,12 +11,12 @@ export const PROTOCOL_VERSION = 1;
 export const SERVER_NAME = "serverless-agent-runner";
 export const SERVER_VERSION = "0.1.0";
 
-export const RequestFrameSchema = z.object({
+export const RequestFrameSchema = z.lazy(() => z.object({
   type: z.literal("req"),
   id: z.string().min(1).max(256),
   method: z.string().min(1).max(128),
   params: z.unknown().optional(),
-});
+}));
 export type RequestFrame = z.infer<typeof RequestFrameSchema>;
 
 export function okFrame(id: string, payload: unknown) {

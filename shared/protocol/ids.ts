@@ -7,8 +7,8 @@ import * as z from "zod";
  * run, and an unbounded one would pass DynamoDB's 2048-byte key limit (a 500
  * from the table instead of a 400 from us).
  */
-export const RunIdSchema = z
+export const RunIdSchema = z.lazy(() => z
   .string()
   .min(1)
   .max(80)
-  .regex(/^[A-Za-z0-9_-]+$/, "runId may contain letters, digits, _ and -");
+  .regex(/^[A-Za-z0-9_-]+$/, "runId may contain letters, digits, _ and -"));

@@ -13,7 +13,7 @@ import { DEFAULT_AGENT_ID } from "./limits";
  * `replyChannel`, ...) are accepted and ignored: this backend answers on the
  * socket and has no outbound channels.
  */
-export const WsAgentParamsSchema = z
+export const WsAgentParamsSchema = z.lazy(() => z
   .object({
     message: MessageTextSchema,
     sessionKey: z.string().min(1).optional(),
@@ -37,13 +37,13 @@ export const WsAgentParamsSchema = z
     replyAccountId: z.string().optional(),
     label: z.string().optional(),
     /** Lanes (issue 6): queue mode and options for a busy session; what started the run. */
-    queue: AgentRequestSchema.shape.queue,
-    trigger: AgentRequestSchema.shape.trigger,
+    queue: AgentRequestSchema.unwrap().shape.queue,
+    trigger: AgentRequestSchema.unwrap().shape.trigger,
     /** Client tools (docs/client-tools.md). */
-    clientTools: AgentRequestSchema.shape.clientTools,
-    clientToolTimeoutSeconds: AgentRequestSchema.shape.clientToolTimeoutSeconds,
+    clientTools: AgentRequestSchema.unwrap().shape.clientTools,
+    clientToolTimeoutSeconds: AgentRequestSchema.unwrap().shape.clientToolTimeoutSeconds,
   })
-  .strict();
+  .strict());
 export type WsAgentParams = z.infer<typeof WsAgentParamsSchema>;
 
 const MAX_RUN_SECONDS = 172_800;

@@ -10,12 +10,12 @@ import type { RunDeps } from "./deps";
 import { emitterDeps } from "./start-run";
 
 /** The PauseForInput task's payload (infra/state-machine.ts): pointers and the task token only. */
-export const PauseInputSchema = z.object({
+export const PauseInputSchema = z.lazy(() => z.object({
   action: z.literal("pause_for_input"),
   runId: z.string().min(1),
   inputId: z.string().min(1),
   taskToken: z.string().min(1),
-});
+}));
 export type PauseInput = z.infer<typeof PauseInputSchema>;
 
 /**

@@ -52,7 +52,7 @@ export const agentMethod: Method = async (deps, { connectionId, requestId, conne
   return { ...ack, status: "in_flight", cached: true };
 };
 
-export const WaitParamsSchema = z.object({ runId: RunIdSchema, timeoutMs: z.number().int().min(0).optional() }).strict();
+export const WaitParamsSchema = z.lazy(() => z.object({ runId: RunIdSchema, timeoutMs: z.number().int().min(0).optional() }).strict());
 
 export const agentWaitMethod: Method = async (deps, { params, context, caller }) => {
   const { runId, timeoutMs = DEFAULT_WAIT_MS } = validate(WaitParamsSchema, params);

@@ -8,7 +8,7 @@ import { splitModel } from "./session-rows";
 import type { Method } from "./types";
 
 /** OpenClaw's `models.list` params (2026.9.6 `ModelsListParamsSchema`); none narrows our short catalog. */
-export const ModelsListParamsSchema = z
+export const ModelsListParamsSchema = z.lazy(() => z
   .object({
     agentId: z.string().min(1).optional(),
     sessionKey: z.string().min(1).optional(),
@@ -19,7 +19,7 @@ export const ModelsListParamsSchema = z
     includeDefaultModels: z.boolean().optional(),
     view: z.string().optional(),
   })
-  .strict();
+  .strict());
 
 /** The configured model and its fallbacks, as OpenClaw's `ModelChoice` rows `{id, name, provider}`. */
 export const modelsListMethod: Method = async (deps, { params }) => {
@@ -32,7 +32,7 @@ export const modelsListMethod: Method = async (deps, { params }) => {
   return { models: provider ? models.filter((m) => m.provider === provider) : models };
 };
 
-export const CommandsListParamsSchema = z
+export const CommandsListParamsSchema = z.lazy(() => z
   .object({
     sessionKey: z.string().min(1).optional(),
     agentId: z.string().min(1).optional(),
@@ -40,7 +40,7 @@ export const CommandsListParamsSchema = z
     scope: z.enum(["text", "native", "both"]).optional(),
     includeArgs: z.boolean().optional(),
   })
-  .strict();
+  .strict());
 
 /** The text commands this backend acts on inside a message (shared/run/session-boundary.ts, abort). */
 const COMMANDS = [
@@ -53,7 +53,7 @@ export const commandsListMethod: Method = async (_deps, { params }) => {
   return { commands: COMMANDS.map((command) => ({ ...command, source: "native", scope: "text" })) };
 };
 
-export const StatusParamsSchema = z.object({}).strict();
+export const StatusParamsSchema = z.lazy(() => z.object({}).strict());
 
 /** OpenClaw's `status` summary, the parts that mean something here (its TUI prints them for /status). */
 export const statusMethod: Method = async (deps, { params, caller }) => {
@@ -72,7 +72,7 @@ export const statusMethod: Method = async (deps, { params, caller }) => {
   };
 };
 
-export const ConfigGetParamsSchema = z.object({}).strict();
+export const ConfigGetParamsSchema = z.lazy(() => z.object({}).strict());
 
 /**
  * A read-only `config.get`: only what a client needs to render (the model,

@@ -15,7 +15,7 @@ import { chatSessionKey } from "./chat-session-key";
 import { sessionDefaults, sessionRow } from "./session-rows";
 import type { Method } from "./types";
 
-const Ignored = z.unknown().optional();
+const Ignored = z.lazy(() => z.unknown().optional());
 
 /**
  * OpenClaw's `chat.send` params (2026.9.6 `ChatSendParamsSchema`, closed).
@@ -23,7 +23,7 @@ const Ignored = z.unknown().optional();
  * The rest is accepted and has no effect here (no outbound channels,
  * attachments or per-send routing contracts); docs/protocol.md lists them.
  */
-export const ChatSendParamsSchema = z
+export const ChatSendParamsSchema = z.lazy(() => z
   .object({
     sessionKey: z.string().min(1).max(128),
     agentId: z.string().min(1).optional(),
@@ -54,7 +54,7 @@ export const ChatSendParamsSchema = z
     expectedPermissionMode: Ignored,
     expectedToolOverrides: Ignored,
   })
-  .strict();
+  .strict());
 
 /**
  * Non-blocking: answers `{runId, status:"started"}` at once; the reply
@@ -85,7 +85,7 @@ export const chatSendMethod: Method = async (deps, { connectionId, connection, p
   return { runId: accepted.runId, status: accepted.duplicate ? "in_flight" : "started", sessionKey, intake: accepted.status, acceptedAt: accepted.acceptedAt };
 };
 
-export const ChatHistoryParamsSchema = z
+export const ChatHistoryParamsSchema = z.lazy(() => z
   .object({
     sessionKey: z.string().min(1).max(128),
     agentId: z.string().min(1).optional(),
@@ -99,7 +99,7 @@ export const ChatHistoryParamsSchema = z
     inputRunIds: Ignored,
     messageId: Ignored,
   })
-  .strict();
+  .strict());
 
 /**
  * OpenClaw's `chat.history`: the session's committed messages (the last

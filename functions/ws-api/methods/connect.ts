@@ -16,14 +16,14 @@ import type { Method } from "./types";
  * `device` signature off loopback, which we do not verify); `token` at the
  * top level is accepted too.
  */
-export const ConnectParamsSchema = z.looseObject({
+export const ConnectParamsSchema = z.lazy(() => z.looseObject({
   auth: z.looseObject({ token: z.string().optional() }).optional(),
   token: z.string().optional(),
   caps: z.array(z.string()).optional(),
   role: z.string().optional(),
   scopes: z.array(z.string()).optional(),
   client: z.looseObject({ id: z.string().optional(), mode: z.string().optional() }).optional(),
-});
+}));
 
 /**
  * The key in the frame wins; without one, a socket the $connect authorizer

@@ -18,7 +18,7 @@ import type { Method } from "./types";
 /** Events re-sent per `events.replay` call; `hasMore` asks the client to call again. */
 export const REPLAY_PAGE = 500;
 
-export const ReplayParamsSchema = z
+export const ReplayParamsSchema = z.lazy(() => z
   .object({
     runId: RunIdSchema,
     afterSeq: z.number().int().min(0).optional(),
@@ -27,7 +27,7 @@ export const ReplayParamsSchema = z
     limit: z.number().int().min(1).max(REPLAY_PAGE).optional(),
   })
   .strict()
-  .transform(({ after, afterSeq, ...rest }) => ({ ...rest, afterSeq: afterSeq ?? after ?? 0 }));
+  .transform(({ after, afterSeq, ...rest }) => ({ ...rest, afterSeq: afterSeq ?? after ?? 0 })));
 
 /**
  * Subscribes this connection to the run's live events (until the run ends;
@@ -56,7 +56,7 @@ export const eventsReplayMethod: Method = async (deps, { connectionId, connectio
   return { runId, afterSeq, lastSeq, count: page.length, hasMore: events.length > limit, runStatus: run.status, subscribed: live };
 };
 
-export const AbortParamsSchema = z.object({ runId: RunIdSchema, reason: z.string().max(500).optional() }).strict();
+export const AbortParamsSchema = z.lazy(() => z.object({ runId: RunIdSchema, reason: z.string().max(500).optional() }).strict());
 
 export const runsAbortMethod: Method = async (deps, { params, caller }) => {
   const { runId, reason } = validate(AbortParamsSchema, params);
@@ -65,9 +65,9 @@ export const runsAbortMethod: Method = async (deps, { params, caller }) => {
 };
 
 /** OpenClaw's `chat.abort` params; `preserveSideRuns` (its TUI) is accepted: we run no side runs. */
-export const ChatAbortParamsSchema = z
+export const ChatAbortParamsSchema = z.lazy(() => z
   .object({ sessionKey: SessionKeySchema, runId: RunIdSchema.optional(), agentId: z.string().optional(), preserveSideRuns: z.boolean().optional() })
-  .strict();
+  .strict());
 
 /**
  * OpenClaw's `chat.abort` (sent by its CLI on SIGINT/SIGTERM): the named run

@@ -11,11 +11,11 @@ import { chatSessionKey } from "./chat-session-key";
 import { sessionDefaults, sessionRow } from "./session-rows";
 import type { Method } from "./types";
 
-const Key = z.string().min(1).max(128);
+const Key = z.lazy(() => z.string().min(1).max(128));
 
-export const SessionsResolveParamsSchema = z
+export const SessionsResolveParamsSchema = z.lazy(() => z
   .object({ key: Key.optional(), sessionKey: Key.optional(), sessionId: z.string().min(1).optional(), agentId: z.string().min(1).optional(), allowMissing: z.boolean().optional(), label: z.unknown().optional(), reference: z.unknown().optional() })
-  .strict();
+  .strict());
 
 /**
  * OpenClaw's `sessions.resolve`: a key (or `sessionId`, as the `agent` method
@@ -35,7 +35,7 @@ export const sessionsResolveMethod: Method = async (deps, { params, caller }) =>
   return { ok: true, key, entry: await row(deps, session) };
 };
 
-export const SessionsDescribeParamsSchema = z.object({ key: Key, agentId: z.string().min(1).optional() }).strict();
+export const SessionsDescribeParamsSchema = z.lazy(() => z.object({ key: Key, agentId: z.string().min(1).optional() }).strict());
 
 /** OpenClaw's `sessions.describe`: the row of one exact key, `session: null` when there is none yet. */
 export const sessionsDescribeMethod: Method = async (deps, { params, caller }) => {
@@ -45,9 +45,9 @@ export const sessionsDescribeMethod: Method = async (deps, { params, caller }) =
   return { key, session: session ? await row(deps, session) : null, defaults: sessionDefaults(deps.config.model) };
 };
 
-export const SessionsResetParamsSchema = z
+export const SessionsResetParamsSchema = z.lazy(() => z
   .object({ key: Key, agentId: z.string().min(1).optional(), reason: z.enum(["new", "reset"]).optional(), expectedSessionId: z.string().min(1).optional() })
-  .strict();
+  .strict());
 
 /**
  * OpenClaw's `sessions.reset` (`/new`, `/reset`): the key moves to a new,
@@ -75,7 +75,7 @@ export const sessionsResetMethod: Method = async (deps, { params, caller }) => {
 /** Fields of OpenClaw's `sessions.patch` this backend does not keep per session (each names what to do instead). */
 const UNSUPPORTED_PATCH_FIELDS = ["model", "thinkingLevel", "fastMode", "verboseLevel", "traceLevel", "reasoningLevel", "contextWindow", "archived", "label", "category"];
 
-export const SessionsPatchParamsSchema = z.looseObject({ key: Key, agentId: z.string().min(1).optional() });
+export const SessionsPatchParamsSchema = z.lazy(() => z.looseObject({ key: Key, agentId: z.string().min(1).optional() }));
 
 /**
  * OpenClaw's `sessions.patch`: this backend keeps no per-session overrides

@@ -10,10 +10,10 @@ import { DEFAULT_AGENT_ID } from "../../../shared/protocol/limits";
 import { sessionDefaults, sessionRow } from "./session-rows";
 import type { Method } from "./types";
 
-export const SessionParamsSchema = z.object({ sessionKey: SessionKeySchema }).strict();
+export const SessionParamsSchema = z.lazy(() => z.object({ sessionKey: SessionKeySchema }).strict());
 
 /** `sessions.subscribe` also takes OpenClaw's `{}` (its TUI's session-list subscription). */
-export const SubscribeParamsSchema = z.object({ sessionKey: SessionKeySchema.optional() }).strict();
+export const SubscribeParamsSchema = z.lazy(() => z.object({ sessionKey: SessionKeySchema.optional() }).strict());
 
 /**
  * Live events of every run of the session, to this connection (until
@@ -42,13 +42,13 @@ export const sessionsUnsubscribeMethod: Method = async (deps, { connectionId, pa
  * ours; the other filters (activeMinutes, includeGlobal, search, ...) are
  * accepted and do not narrow this one-agent listing.
  */
-export const ListParamsSchema = z
+export const ListParamsSchema = z.lazy(() => z
   .object({
     limit: z.number().int().min(1).max(500).optional(),
     offset: z.number().int().min(0).optional(),
     agentId: z.literal(DEFAULT_AGENT_ID).optional(),
   })
-  .catchall(z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(z.string())]));
+  .catchall(z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(z.string())])));
 
 /** Sessions, most recently active first (from the session index). */
 export const sessionsListMethod: Method = async (deps, { params, caller }) => {
@@ -62,7 +62,7 @@ export const sessionsListMethod: Method = async (deps, { params, caller }) => {
   };
 };
 
-export const HistoryParamsSchema = z.object({ sessionKey: SessionKeySchema, limit: z.number().int().min(1).max(1000).optional() }).strict();
+export const HistoryParamsSchema = z.lazy(() => z.object({ sessionKey: SessionKeySchema, limit: z.number().int().min(1).max(1000).optional() }).strict());
 
 /** The committed transcript (the last `limit` entries, default 200). Large answers arrive as `chunk` events. */
 export const sessionsHistoryMethod: Method = async (deps, { params, caller }) => {
