@@ -17,38 +17,19 @@
  * whole folder: what a dynamic `import()` reaches is in chunk files the
  * import neither parses nor evaluates.
  */
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { buildSync, type Metafile } from "esbuild";
 import { BUNDLE_FILE, bundleFunctions, PLUGINS_IMPORT } from "../infra/bundle";
 import { FUNCTION_KEYS, FUNCTION_SPECS, type FunctionKey } from "../infra/functions";
 import { REPO_ROOT } from "../infra/lambdas";
+import { importOnce } from "./import-once";
 import { summarize } from "./stats";
 
-// Lambda's Node runtime provides the `awslambda` global (response streaming); a plain node process does not.
-const RUNTIME_GLOBAL = "globalThis.awslambda??={streamifyResponse:(f)=>f,HttpResponseStream:{from:(s)=>s}};";
-
-interface ImportSample {
-  wallMs: number;
-  cpuMs: number;
-}
-
-/** Wall and CPU time (user + system) of `await import(bundle)` in a fresh process. */
-export function importOnce(file: string, traced = true): ImportSample {
-  const script = `${RUNTIME_GLOBAL}const c=process.cpuUsage();const t=performance.now();await import(${JSON.stringify(pathToFileURL(file).href)});const w=performance.now()-t;const u=process.cpuUsage(c);process.stdout.write(w+" "+(u.user+u.system)/1000);`;
-  const out = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
-    encoding: "utf8",
-    // Traced as the bench's cold-start phase and Lambda (AWS_EXECUTION_ENV set, tracing on in the template); `--untraced` switches the Tracer off.
-    env: { PATH: process.env.PATH, AWS_REGION: "us-east-1", AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true", ...(traced ? { AWS_EXECUTION_ENV: "AWS_Lambda_nodejs22.x" } : { POWERTOOLS_TRACE_ENABLED: "false" }) },
-  });
-  if (out.status !== 0) throw new Error(`import of ${file} failed: ${out.stderr}`);
-  const [wallMs, cpuMs] = out.stdout.trim().split(" ").map(Number);
-  return { wallMs, cpuMs };
-}
+/** Tracing as in the template (on), or switched off as every local sandbox has it. */
+const tracingEnv = (traced: boolean): Record<string, string> => (traced ? {} : { POWERTOOLS_TRACE_ENABLED: "false" });
 
 /** Output bytes per package (node_modules/<pkg>, or "(own code)"), biggest first, and the lazily initialized share. */
 function packageSizes(entry: string, noPlugins: string): { packages: [string, number][]; total: number } {
@@ -114,8 +95,8 @@ function main(): void {
     const rows: string[] = [];
     for (const key of keys) {
       const file = join(dirs[key], BUNDLE_FILE);
-      importOnce(file, !values.untraced); // warms the OS file cache; not counted
-      const samples = Array.from({ length: repeats }, () => importOnce(file, !values.untraced));
+      importOnce(file, tracingEnv(!values.untraced), false); // warms the OS file cache; not counted
+      const samples = Array.from({ length: repeats }, () => importOnce(file, tracingEnv(!values.untraced), false));
       const wall = summarize(samples.map((s) => s.wallMs));
       const cpu = summarize(samples.map((s) => s.cpuMs));
       rows.push(`| ${key} | ${kb(eagerBytes(dirs[key]))} | ${kb(codeBytes(dirs[key]))} | ${wall.median.toFixed(1)} ms | ${cpu.median.toFixed(1)} ms |`);

@@ -8,15 +8,14 @@
  * NODE_OPTIONS). Import time is the module-init part of a cold start: the
  * handlers build their clients lazily, on the first invocation.
  */
-import { spawnSync } from "node:child_process";
 import { statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import type { FunctionKey } from "../../infra/functions";
 import { functionKeysByLogicalId } from "../../infra/function-keys";
 import { loadAssembly, type LoadedAssembly } from "../../infra/local/deploy/assembly";
 import { prepareAssembly } from "../../infra/local/prepare-assembly";
+import { importOnce } from "../import-once";
 import { summarize, type Summary } from "../stats";
 
 export type BundleResult = BundleMeasured | { key: FunctionKey; error: string };
@@ -90,20 +89,4 @@ export function assemblyFunctions(assembly: LoadedAssembly): AssemblyFunction[] 
     const environment = Object.fromEntries(Object.entries(variables).filter((entry): entry is [string, string] => typeof entry[1] === "string" && entry[0] !== "NODE_OPTIONS"));
     return { key: key as FunctionKey, codeDir, environment };
   });
-}
-
-/** Wall and CPU time of `import()` of the bundle, measured inside a fresh Node process. */
-function importOnce(file: string, environment: Record<string, string>, sourceMaps: boolean): { wallMs: number; cpuMs: number } {
-  // Lambda's Node runtime provides the `awslambda` global (response streaming); a plain node process does not.
-  const runtimeGlobal = "globalThis.awslambda??={streamifyResponse:(f)=>f,HttpResponseStream:{from:(s)=>s}};";
-  const script = `${runtimeGlobal}const c=process.cpuUsage();const t=performance.now();await import(${JSON.stringify(pathToFileURL(file).href)});const w=performance.now()-t;const u=process.cpuUsage(c);process.stdout.write(w+" "+(u.user+u.system)/1000);`;
-  const args = [...(sourceMaps ? ["--enable-source-maps"] : []), "--input-type=module", "-e", script];
-  const out = spawnSync(process.execPath, args, {
-    encoding: "utf8",
-    // AWS_EXECUTION_ENV as Lambda sets it: without it the tracer (on in the template) would not load.
-    env: { ...environment, PATH: process.env.PATH, AWS_REGION: "us-east-1", AWS_EXECUTION_ENV: "AWS_Lambda_nodejs22.x", AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" },
-  });
-  if (out.status !== 0) throw new Error(`import of ${file} failed: ${out.stderr}`);
-  const [wallMs, cpuMs] = out.stdout.trim().split(" ").map((n) => Math.round(Number(n) * 1000) / 1000);
-  return { wallMs, cpuMs };
 }

@@ -13,37 +13,40 @@ import { DEFAULT_AGENT_ID } from "./limits";
  * `replyChannel`, ...) are accepted and ignored: this backend answers on the
  * socket and has no outbound channels.
  */
-export const WsAgentParamsSchema = z.lazy(() => z
-  .object({
-    message: MessageTextSchema,
-    sessionKey: z.string().min(1).optional(),
-    sessionId: z.string().min(1).max(100).optional(),
-    agentId: z.string().min(1).optional(),
-    model: z.string().min(1).optional(),
-    thinking: z.string().min(1).max(32).optional(),
-    idempotencyKey: IdempotencyKeySchema.optional(),
-    /** OpenClaw: seconds, 0 = no limit of its own. */
-    timeout: z.number().min(0).optional(),
-    timeoutSeconds: z.number().int().positive().optional(),
-    extraSystemPrompt: z.string().optional(),
-    streamThinking: z.boolean().optional(),
-    lane: z.string().optional(),
-    deliver: z.boolean().optional(),
-    bestEffortDeliver: z.boolean().optional(),
-    to: z.string().optional(),
-    replyTo: z.string().optional(),
-    channel: z.string().optional(),
-    replyChannel: z.string().optional(),
-    replyAccountId: z.string().optional(),
-    label: z.string().optional(),
-    /** Lanes (issue 6): queue mode and options for a busy session; what started the run. */
-    queue: AgentRequestSchema.unwrap().shape.queue,
-    trigger: AgentRequestSchema.unwrap().shape.trigger,
-    /** Client tools (docs/client-tools.md). */
-    clientTools: AgentRequestSchema.unwrap().shape.clientTools,
-    clientToolTimeoutSeconds: AgentRequestSchema.unwrap().shape.clientToolTimeoutSeconds,
-  })
-  .strict());
+export const WsAgentParamsSchema = z.lazy(() => {
+  const request = AgentRequestSchema.unwrap().shape;
+  return z
+    .object({
+      message: MessageTextSchema,
+      sessionKey: z.string().min(1).optional(),
+      sessionId: z.string().min(1).max(100).optional(),
+      agentId: z.string().min(1).optional(),
+      model: z.string().min(1).optional(),
+      thinking: z.string().min(1).max(32).optional(),
+      idempotencyKey: IdempotencyKeySchema.optional(),
+      /** OpenClaw: seconds, 0 = no limit of its own. */
+      timeout: z.number().min(0).optional(),
+      timeoutSeconds: z.number().int().positive().optional(),
+      extraSystemPrompt: z.string().optional(),
+      streamThinking: z.boolean().optional(),
+      lane: z.string().optional(),
+      deliver: z.boolean().optional(),
+      bestEffortDeliver: z.boolean().optional(),
+      to: z.string().optional(),
+      replyTo: z.string().optional(),
+      channel: z.string().optional(),
+      replyChannel: z.string().optional(),
+      replyAccountId: z.string().optional(),
+      label: z.string().optional(),
+      /** Lanes (issue 6): queue mode and options for a busy session; what started the run. */
+      queue: request.queue,
+      trigger: request.trigger,
+      /** Client tools (docs/client-tools.md). */
+      clientTools: request.clientTools,
+      clientToolTimeoutSeconds: request.clientToolTimeoutSeconds,
+    })
+    .strict();
+});
 export type WsAgentParams = z.infer<typeof WsAgentParamsSchema>;
 
 const MAX_RUN_SECONDS = 172_800;
