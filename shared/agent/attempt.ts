@@ -37,8 +37,13 @@ export interface AttemptParams {
   tools: ReadonlyMap<string, ToolDefinition>;
   /** Why a called tool is not offered, when known (an MCP server that is down for this attempt). */
   missingToolReason?(name: string): string | undefined;
-  /** Persists one complete turn (validated against the transcript invariants). */
-  commitTurn(turn: Message[]): Promise<void>;
+  /**
+   * Persists one complete turn (validated against the transcript invariants).
+   * `behind`: the loop goes on while this write is in flight (a tool turn,
+   * written while the next model call runs) and waits for it before its next
+   * durable step; whatever the turn streamed counts as committed from now on.
+   */
+  commitTurn(turn: Message[], options?: { behind?: boolean }): Promise<void>;
   sink: AttemptSink;
   toolContext: ToolContext;
   hooks?: HookRegistry;
@@ -76,7 +81,8 @@ export interface AttemptParams {
  */
 export interface AttemptSteering {
   pending(): Promise<boolean>;
-  drain(): Promise<UserMessage[]>;
+  /** `beforeCommit` is waited for before the first message is committed (the turn still being written). */
+  drain(beforeCommit?: () => Promise<void>): Promise<UserMessage[]>;
   /**
    * Starts the read the next `drain()` begins with, beside a turn's commit
    * (the read depends on nothing the commit writes): a message that arrives
@@ -107,10 +113,15 @@ export async function runAttempt(params: AttemptParams): Promise<AttemptReport> 
   try {
     outcome = await run.loop();
   } catch (error) {
-    // The attempt's own failure is the one that counts; a counter write that failed beside it goes with it.
+    // A tool turn's commit that failed behind the model call failed first: the loop only went on because it
+    // did not wait for it. Otherwise the attempt's own failure is the one that counts; a counter write that
+    // failed beside it goes with it.
+    const writeFailure = await run.settleWrites().then(() => undefined, (failure: unknown) => ({ failure }));
     await run.settleUsage().catch(() => undefined);
-    throw error;
+    throw writeFailure ? writeFailure.failure : error;
   }
+  // A tool turn still being written is durable before the attempt reports (its failure fails the attempt).
+  await run.settleWrites();
   // Every call's spend counters are durable before the attempt reports (a failed write fails the attempt, as before).
   await run.settleUsage();
   return run.recorder.build(outcome);
@@ -124,6 +135,8 @@ class AttemptRun {
   private readonly hooks: HookRegistry;
   /** before_agent_finalize revisions so far (capped). */
   private revisions = 0;
+  /** The last tool turn's commit while it is written behind the next model call (settleWrites). */
+  private behind: Promise<void> = Promise.resolve();
 
   constructor(private readonly params: AttemptParams) {
     this.messages = [...params.history];
@@ -140,8 +153,8 @@ class AttemptRun {
       if (stop) return stop;
       // The last call's spend counters are durable before the next call spends more.
       await this.meter.settle();
-      // Steering messages (already committed by the port) join the context right before the model call.
-      this.messages.push(...((await this.params.steering?.drain()) ?? []));
+      // Steering messages (already committed by the port, after the last turn's) join the context right before the model call.
+      this.messages.push(...((await this.params.steering?.drain(() => this.settleWrites())) ?? []));
       const turn = await streamModelTurn(this.turnRequest(), this.params.sink);
       if (!turn.ok) {
         this.recorder.modelCall(turn.partial.usage, true, this.meter.record(turn.partial.usage, true));
@@ -160,6 +173,19 @@ class AttemptRun {
     }
     // Out of rounds for this attempt: everything is committed; the outer loop continues in a fresh attempt.
     return { kind: "yielded" };
+  }
+
+  /**
+   * Waits for the tool turn written behind the model call that followed it.
+   * Every durable step after a tool turn (a tool's run, the ledger, a
+   * steering message's commit, the next commit, the report) comes after
+   * this, so the transcript and the ledger see the same order of writes as
+   * if each commit had been awaited; only the model call and the launch
+   * checkpoint's read, which write nothing the turn's commit could conflict
+   * with, overlap it.
+   */
+  async settleWrites(): Promise<void> {
+    await this.behind;
   }
 
   /** Waits for the spend counters of every call this attempt recorded. */
@@ -219,6 +245,7 @@ class AttemptRun {
     }
     this.recorder.modelCall(message.usage, false, this.meter.record(message.usage, false));
     this.recorder.modelTurn(message);
+    await this.settleWrites();
     await this.params.commitTurn([message]);
     this.messages.push(message);
     this.recorder.answer(message);
@@ -231,6 +258,7 @@ class AttemptRun {
     const prompt = await finalizeRevision(this.hooks, ref, answer, this.messages, this.revisions);
     if (!prompt) return false;
     this.revisions += 1;
+    await this.settleWrites();
     await this.params.commitTurn([prompt]);
     this.messages.push(prompt);
     return true;
@@ -246,7 +274,10 @@ class AttemptRun {
    */
   private async runToolTurn(message: AssistantMessage, calls: ToolCallBlock[], fromLedger = false): Promise<Extract<AttemptOutcome, { kind: "paused" }> | undefined> {
     const mutating = calls.some((call) => this.params.tools.get(call.name.trim())?.mutating);
-    if (mutating && !fromLedger) await this.ledger.savePendingTurn(message);
+    if (mutating && !fromLedger) {
+      await this.settleWrites();
+      await this.ledger.savePendingTurn(message);
+    }
     const results: ToolResultMessage[] = [];
     const ranHere: ToolCallOutcome[] = [];
     let steered = false;
@@ -261,6 +292,8 @@ class AttemptRun {
         results.push(this.skipTool(call));
         continue;
       }
+      // The tool (its hooks, the approval gate, the ledger) runs after the last turn is durable.
+      await this.settleWrites();
       const outcome = await this.runTool(call, fromLedger);
       if (outcome.paused) {
         paused = paused ? { ...paused, timeoutSeconds: Math.max(paused.timeoutSeconds, outcome.paused.timeoutSeconds) } : outcome.paused;
@@ -270,15 +303,20 @@ class AttemptRun {
       if (outcome.executed && !outcome.meta.mutating) ranHere.push(outcome);
       results.push(outcome.result);
     }
+    // Before the pause's ledger writes and before this turn's own commit (every call skipped: nothing waited yet).
+    await this.settleWrites();
     if (paused) {
       if (!mutating && !fromLedger) await this.ledger.savePendingTurn(message);
       await this.recordBeforePause(ranHere);
       return { kind: "paused", ...paused };
     }
     this.params.steering?.prefetch?.();
-    await this.params.commitTurn([message, ...results]);
+    // Written behind the next model call, which needs nothing from it but the messages (settleWrites).
+    const commit = this.params.commitTurn([message, ...results], { behind: true });
+    this.behind = mutating || fromLedger ? commit.then(() => this.ledger.clearPendingTurn()) : commit;
+    // Not unhandled while nothing waits for it yet: the next settleWrites throws its failure.
+    this.behind.catch(() => undefined);
     this.messages.push(message, ...results);
-    if (mutating || fromLedger) await this.ledger.clearPendingTurn();
     return undefined;
   }
 

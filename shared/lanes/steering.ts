@@ -45,11 +45,13 @@ export function createSteeringPort(db: Db, runId: string, sessionKey: string, tr
       ahead = getLane(db, sessionKey);
       ahead.catch(() => undefined);
     },
-    drain: async () => {
+    drain: async (beforeCommit) => {
       const read = ahead;
       ahead = undefined;
       const entries = await steerEntries(read);
       if (entries.length === 0) return [];
+      // Everything below writes under the attempt's claim, after the turn still being written.
+      await beforeCommit?.();
       const owner = await getRun(db, runId);
       // A run that already ended (a late attempt of a stopped execution) takes nothing.
       if (!owner || TERMINAL_STATUSES.has(owner.status)) return [];

@@ -82,8 +82,11 @@ async function executeAttempt(
       transcript: history,
       sink,
       signal,
-      commitTurn: async (turn) => {
+      commitTurn: async (turn, options) => {
         sink.flushDeltas();
+        // Written behind the next model call: that call's text, streamed meanwhile, must stay retractable,
+        // so this turn's is marked now (a tool turn's text already was, when its first tool started).
+        if (options?.behind) sink.turnCommitted();
         // What looks like the answer gives the claim up in its own commit (no release request after it);
         // a turn after it (a revision, a steering message) resumes the claim if nobody took it since.
         claim = await appendTurn(deps.db, claim, turn, [], { release: isFinalAnswer(turn) }).catch((error: unknown) => {
@@ -91,7 +94,7 @@ async function executeAttempt(
           if (error instanceof WriterFencedError) emitter.silence();
           throw error;
         });
-        sink.turnCommitted();
+        if (!options?.behind) sink.turnCommitted();
       },
       shouldYield: () => clock.remainingMs() < YIELD_MARGIN_MS,
     });

@@ -1,4 +1,4 @@
-import type { AttemptSink } from "../agent/attempt";
+import type { AttemptParams, AttemptSink } from "../agent/attempt";
 import type { AttemptSessionInput } from "../agent/attempt-session";
 import { createDirWorkspaceSource, EMPTY_WORKSPACE, emptyWorkspaceSource, type Workspace, type WorkspaceSource } from "../agent/prompt/workspace";
 import { buildToolSurface } from "../agent/tools/registry";
@@ -41,7 +41,7 @@ export interface AttemptWiringInput {
   transcript: readonly Message[];
   sink: AttemptSink;
   signal: AbortSignal;
-  commitTurn(turn: Message[]): Promise<void>;
+  commitTurn: AttemptParams["commitTurn"];
   shouldYield(): boolean;
 }
 
