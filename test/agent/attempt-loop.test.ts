@@ -4,7 +4,7 @@ import { createMemoryLedger, UNCERTAIN_TOOL_RESULT } from "../../shared/agent/to
 import { createUsageMeter } from "../../shared/agent/usage-meter";
 import { AttemptResultSchema } from "../../shared/core/attempt-result";
 import { CONTEXT_GUARD_MESSAGE } from "../../shared/core/context-budget";
-import type { Message } from "../../shared/core/messages";
+import type { Message, UserMessage } from "../../shared/core/messages";
 import { NO_SPEND } from "../../shared/core/spend";
 import { checkTurn } from "../../shared/core/transcript";
 import { countingTool, never, RecordingSink, ScriptedProvider, toolMap, user, type ScriptedTurn } from "./helpers";
@@ -241,5 +241,116 @@ describe("tool side effects run at most once (the ledger)", () => {
     const again = params([{ text: "next" }], { ledger }, new Transcript([...transcript.committed, user("more")]));
     await runAttempt(again.p);
     expect(await ledger.loadPendingTurn()).toBeUndefined();
+  });
+});
+
+/** A commit that lands only when the test says so (a DynamoDB write still in flight). */
+function heldCommits(transcript: Transcript) {
+  const held: { turn: Message[]; land(): void; fail(error: Error): void }[] = [];
+  const commitTurn = (turn: Message[], options?: { behind?: boolean }) => {
+    if (!options?.behind) return transcript.commit(turn);
+    return new Promise<void>((resolve, reject) => {
+      held.push({ turn, land: () => void transcript.commit(turn).then(resolve, reject), fail: reject });
+    });
+  };
+  return { held, commitTurn };
+}
+
+/** Resolves once `check` holds, letting the attempt's promises run in between (no timers). */
+async function until(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 1000 && !check(); i += 1) await new Promise<void>((resolve) => setImmediate(resolve));
+  expect(check()).toBe(true);
+}
+
+describe("a tool turn is written behind the next model call", () => {
+  it("asks the model again while the turn is still being written, and commits the answer only after it", async () => {
+    // Prepare: the tool turn's commit is held
+    const transcript = new Transcript();
+    const { held, commitTurn } = heldCommits(transcript);
+    const { p, provider } = params([{ calls: [{ id: "c1", name: "lookup" }] }, { text: "Found it." }], { commitTurn }, transcript);
+    // Act
+    const attempt = runAttempt(p);
+    await until(() => provider.requests.length === 2);
+    // Assess: the second call went out with the tool result while nothing of the turn had landed
+    expect(provider.requests[1].messages.map((m) => m.role)).toEqual(["user", "assistant", "tool_result"]);
+    expect(transcript.roles()).toEqual(["user"]);
+    held[0].land();
+    const result = await attempt;
+    expect(result.outcome).toEqual({ kind: "completed" });
+    expect(transcript.roles()).toEqual(["user", "assistant", "tool_result", "assistant"]);
+  });
+
+  it("fails with the turn's own write error, and commits nothing after it", async () => {
+    const transcript = new Transcript();
+    const { held, commitTurn } = heldCommits(transcript);
+    const { p, provider } = params([{ calls: [{ id: "c1", name: "lookup" }] }, { text: "Found it." }], { commitTurn }, transcript);
+    const attempt = runAttempt(p);
+    await until(() => provider.requests.length === 2);
+    held[0].fail(new Error("WriterFencedError: a newer task holds the claim"));
+    await expect(attempt).rejects.toThrow("WriterFencedError");
+    expect(transcript.roles()).toEqual(["user"]);
+  });
+
+  it("runs the next tool, and a mutating call's ledger write, only once the turn before has landed", async () => {
+    const transcript = new Transcript();
+    const { held, commitTurn } = heldCommits(transcript);
+    const ledger = createMemoryLedger();
+    const write = countingTool("write", { mutating: true, behaviour: () => "written" });
+    const lookup = countingTool("lookup");
+    const { p, provider } = params(
+      [{ calls: [{ id: "c1", name: "lookup" }] }, { calls: [{ id: "c2", name: "lookup" }] }, { calls: [{ id: "c3", name: "write" }] }, { text: "Done." }],
+      { commitTurn, ledger, tools: toolMap(lookup, write) },
+      transcript,
+    );
+    const attempt = runAttempt(p);
+    // The second read-only call waits for the first turn's commit before it runs.
+    await until(() => provider.requests.length === 2 && held.length === 1);
+    expect(lookup.calls).toHaveLength(1);
+    held[0].land();
+    await until(() => held.length === 2);
+    expect(lookup.calls).toHaveLength(2);
+    // The mutating turn is saved in the ledger only after the second turn landed.
+    await until(() => provider.requests.length === 3);
+    expect(await ledger.loadPendingTurn()).toBeUndefined();
+    expect(write.calls).toHaveLength(0);
+    held[1].land();
+    await until(() => held.length === 3);
+    expect(write.calls).toHaveLength(1);
+    held[2].land();
+    const result = await attempt;
+    expect(result.outcome).toEqual({ kind: "completed" });
+    expect(transcript.roles()).toEqual(["user", "assistant", "tool_result", "assistant", "tool_result", "assistant", "tool_result", "assistant"]);
+    expect(await ledger.loadPendingTurn()).toBeUndefined();
+  });
+
+  it("commits a steering message only after the turn still being written", async () => {
+    const transcript = new Transcript();
+    const { held, commitTurn } = heldCommits(transcript);
+    const steer: UserMessage = { role: "user", content: "also check the weekend" };
+    let waiting = false;
+    const steering = {
+      pending: async () => false,
+      // The port commits under the attempt's claim, after `beforeCommit` (shared/lanes/steering.ts).
+      drain: async (beforeCommit?: () => Promise<void>) => {
+        if (!waiting) return [];
+        waiting = false;
+        await beforeCommit?.();
+        await transcript.commit([steer]);
+        return [steer];
+      },
+    };
+    // The message arrives while the tool runs: the drain before the next call must wait for the turn.
+    const lookup = countingTool("lookup", { behaviour: () => ((waiting = true), "weekday data") });
+    const { p, provider } = params([{ calls: [{ id: "c1", name: "lookup" }] }, { text: "Checked both." }], { commitTurn, steering, tools: toolMap(lookup) }, transcript);
+    const attempt = runAttempt(p);
+    await until(() => held.length === 1 && !waiting);
+    for (let i = 0; i < 20; i += 1) await new Promise<void>((resolve) => setImmediate(resolve));
+    expect(transcript.roles()).toEqual(["user"]);
+    expect(provider.requests).toHaveLength(1);
+    held[0].land();
+    const result = await attempt;
+    expect(result.outcome).toEqual({ kind: "completed" });
+    expect(transcript.roles()).toEqual(["user", "assistant", "tool_result", "user", "assistant"]);
+    expect(provider.requests[1].messages.at(-1)).toEqual(steer);
   });
 });

@@ -187,6 +187,21 @@ describe("steering across processes (DynamoDB)", () => {
     expect((await h.lane("s")).waiting).toEqual([]);
   });
 
+  it("a drain waits for the turn still being written before it takes or commits anything, and only when a message waits", async () => {
+    const { h, run, port, commits } = await runningAttempt();
+    const seen: string[] = [];
+    let waitingId: string | undefined;
+    const turnWritten = async () => void seen.push(`${commits.length} commits, message ${(await getRun(h.db, waitingId!))?.status}`);
+    // Nothing waits: the turn is not waited for (the next model call goes out beside its commit).
+    expect(await port.drain(turnWritten)).toEqual([]);
+    expect(seen).toEqual([]);
+    waitingId = (await h.accept("s", "one more thing")).runId;
+    expect((await port.drain(turnWritten)).map((m) => m.content)).toEqual(["one more thing"]);
+    // Waited for before the message was marked steered and before it was committed.
+    expect(seen).toEqual(["0 commits, message queued"]);
+    expect(await getRun(h.db, waitingId)).toMatchObject({ status: "steered", mergedInto: run.runId });
+  });
+
   it("a run that does not own the lane takes nothing", async () => {
     const { h, run, transcript } = await runningAttempt();
     await h.accept("s", "for the owner only");
