@@ -4,7 +4,7 @@
  * (`agent` request, then the streamed events until lifecycle end).
  */
 import { performance } from "node:perf_hooks";
-import { startLocalStack, type LocalStack, type LocalStackObserver } from "../infra/local/stack";
+import { startLocalStack, type LocalStack, type LocalStackObserver, type LocalStackOptions } from "../infra/local/stack";
 import { AgentConfigSchema, type AgentConfig } from "../shared/config/config";
 import { TestWsClient, type Frame } from "../test/support/ws-client";
 import type { BenchModelServer } from "./model-server";
@@ -23,8 +23,13 @@ export function benchConfig(model: BenchModelServer): AgentConfig {
 }
 
 /** `functionLogs`: where the functions' log lines go (the cost figure counts their bytes: CloudWatch Logs ingestion). */
-export function startBenchStack(model: BenchModelServer, observe?: LocalStackObserver, functionLogs?: (fn: string, line: string) => void): Promise<LocalStack> {
-  return startLocalStack({ config: benchConfig(model), observe, authToken: "bench-token", ...(functionLogs ? { functionLogs } : {}) });
+export function startBenchStack(
+  model: BenchModelServer,
+  observe?: LocalStackObserver,
+  functionLogs?: (fn: string, line: string) => void,
+  extra: Pick<LocalStackOptions, "callLatencyMs"> = {},
+): Promise<LocalStack> {
+  return startLocalStack({ config: benchConfig(model), observe, authToken: "bench-token", ...(functionLogs ? { functionLogs } : {}), ...extra });
 }
 
 /** An authenticated WebSocket client (connection setup is never inside a timed window). */

@@ -33,6 +33,8 @@ export interface WindowUsage {
 /** One metered call, state entry or invocation at the time it finished (for the latency model's critical path). */
 export interface TimedEvent {
   at: number;
+  /** When a metered call reached the local edge (state entries and invocations are points at `at`). */
+  startedAt?: number;
   /** `dynamodb:GetItem`, `sqs:SendMessage`, `states:StartExecution`, `execute-api:ManageConnections`, `state:<name>`, `lambda:<key>`. */
   what: string;
 }
@@ -128,7 +130,8 @@ export class UsageRecorder {
     // Only the functions' calls (their roles); the harness's own admin calls are not the run's.
     if (!call.principalArn?.includes(":assumed-role/")) return;
     this.meter!.recordWire(call);
-    this.timeline.push({ at: performance.now(), what: call.action });
+    const at = performance.now();
+    this.timeline.push({ at, startedAt: at - call.durationMs, what: call.action });
   }
 
   private onExecutionEvent(event: LocalExecutionEvent): void {

@@ -5,7 +5,7 @@
  * CloudWatch Logs / X-Ray, and OpenClaw's client path. Every number comes
  * from the results; each says whether it is measured or modelled.
  */
-import { CALL_LATENCIES } from "./latency-model";
+import { CALL_LATENCIES, type LatencyCategory } from "./latency-model";
 import { ACCESS_LOG_BYTES_PER_REQUEST, PLATFORM_LOG_BYTES_PER_INVOCATION, XRAY_DEFAULT_SAMPLING_AT_SCALE } from "./observability-cost";
 import type { MemoryResult } from "./phases/memory";
 import type { OpenAiClientResult } from "./phases/openai-client";
@@ -151,18 +151,46 @@ export function latencySection(results: BenchResults): string | undefined {
   if (!clean?.latency) return undefined;
   const model = clean.latency;
   const local = results.overhead?.shapes["one-call"].summary.runtime.median;
-  const rows = model.rows.map((r) => [CALL_LATENCIES[r.category].label, n(r.perRun), `${r.msEach} ms`, `${n(r.ms)} ms`, CALL_LATENCIES[r.category].kind]);
+  const rows = model.rows.map((r) => [CALL_LATENCIES[r.category].label, n(r.perRun), n(r.onPathPerRun), `${r.msEach} ms`, `${n(r.ms)} ms`, CALL_LATENCIES[r.category].kind]);
+  const shapes = (results.cost?.shapes ?? []).filter((s) => s.latency);
   return [
     "## AWS latency model of a clean run",
     "",
-    `Modelled, not measured: the calls of a clean one-call run that finished between its \`agent\` request and its lifecycle end frame on the metered stack (the run path awaits each in turn, so they are its critical path; ${model.runs} runs, mean), each at a per-call latency for one region. Of the event-source poller's receives only the one that delivered the run's message counts (the others are polling, paid with or without traffic). Handler CPU time and the model are not in it.`,
+    `Modelled, not measured: the calls of a clean one-call run that finished between its \`agent\` request and its lifecycle end frame on the metered stack (${model.runs} runs, mean), each at a per-call latency for one region. Calls go out side by side where they do not depend on each other, so the critical path is the longest chain of calls each of which started after the one before it finished on the local stack (\`bench/latency-model.ts\`): an upper bound of the real one at these latencies, since two calls that merely happened one after the other locally are chained too. Of the event-source poller's receives only the one that delivered the run's message counts (the others are polling, paid with or without traffic). Handler CPU time and the model are not in it.`,
     "",
-    table(["call", "per run", "latency each", "on the path", "source kind"], rows),
+    table(["call", "per run", "on the critical path", "latency each", "on the path", "source kind"], rows),
     "",
-    `- **Modelled AWS time of a run besides the model: ${n(model.modelledMs, 0)} ms**, next to the local figure: ${local !== undefined ? `${n(local)} ms overhead (median, figure 1, unmetered stack)` : "n/a"}, and ${n(clean.localRunMs)} ms client-side per run on the metered stack.`,
+    `- **Modelled AWS time of a run besides the model: ${n(model.modelledMs, 0)} ms** on its critical path (${n(model.serialMs, 0)} ms if every call were awaited in turn), next to the local figure: ${local !== undefined ? `${n(local)} ms overhead (median, figure 1, unmetered stack)` : "n/a"}, and ${n(clean.localRunMs)} ms client-side per run on the metered stack.`,
+    ...(shapes.length > 1 ? [`- The other shapes, critical path (every call in turn in brackets): ${shapes.filter((s) => s !== clean).map((s) => `${s.shape} ${n(s.latency!.modelledMs, 0)} ms (${n(s.latency!.serialMs, 0)} ms)`).join(", ")}.`] : []),
     ...Object.values(CALL_LATENCIES)
       .filter((latency) => model.rows.some((r) => r.category === latency.category))
       .map((latency) => `- ${latency.label}: ${latency.ms} ms, ${latency.kind}: ${latency.source} — <${latency.url}>`),
+  ].join("\n");
+}
+
+/** Figure 1 again with AWS-like call latencies injected at the local edge: the critical path measured, not modelled. */
+export function awsLatencySection(results: BenchResults): string | undefined {
+  const measured = results.awsLatency;
+  if (!measured) return undefined;
+  const one = measured.shapes["one-call"];
+  const tools = measured.shapes["tools-3"];
+  const rows = Object.entries(measured.shapes).map(([shape, s]) => [shape, `${n(s.summary.runtime.median)} ms / ${n(s.summary.runtime.p95)} ms`, String(s.runtime.overheadMs.length), String(s.failures)]);
+  const perRound = (tools.summary.runtime.median - one.summary.runtime.median) / TOOL_ROUNDS;
+  const clean = results.cost?.shapes.find((s) => s.shape === "one-call")?.latency;
+  const count = (category: LatencyCategory) => clean?.rows.find((r) => r.category === category)?.perRun ?? 0;
+  const invokes = count("lambda-invoke");
+  const transitions = count("state-transition");
+  const notInjected = invokes * CALL_LATENCIES["lambda-invoke"].ms + transitions * CALL_LATENCIES["state-transition"].ms;
+  const injected = (["dynamodb", "sqs-send", "sqs-receive", "sqs-other", "sfn-api", "post-to-connection"] as const).map((c) => `${CALL_LATENCIES[c].label} ${CALL_LATENCIES[c].ms} ms`).join("; ");
+  return [
+    "### The same run at AWS-like call latencies (measured)",
+    "",
+    `Figure 1's measurement (client-side time to the lifecycle end frame, minus the model server's time; ${measured.runs} runs per shape after ${measured.warmup} warm-up runs) on a stack whose edge answers every call a function makes after the latency the model above gives it (${injected}; \`callLatencyMs\` in \`infra/local/aws-edge.ts\`). Calls in flight together wait side by side and calls made in turn add up, so this measures the run's critical path at those latencies where the model can only bound it. Not injected (the local Lambda runtime and Step Functions engine are not behind the edge): ${n(invokes)} Lambda invoke overheads and ${n(transitions)} state transitions per clean run, ${n(notInjected, 0)} ms at the model's figures, to add.`,
+    "",
+    table(["shape", "overhead median / p95", "runs", "failed runs"], rows),
+    "",
+    `- One tool round at these latencies: ${n(perRound)} ms ((tools-3 - one-call) / ${TOOL_ROUNDS}, medians).`,
+    `- A clean one-call run: ${n(one.summary.runtime.median)} ms measured + ${n(notInjected, 0)} ms not injected = about ${n(one.summary.runtime.median + notInjected, 0)} ms besides the model, against the model's upper bound above.`,
   ].join("\n");
 }
 

@@ -15,7 +15,7 @@ import type { MemoryResult } from "./phases/memory";
 import type { OpenAiClientResult } from "./phases/openai-client";
 import { DELTA_FLUSH_CHARS, DELTA_FLUSH_MS } from "../shared/events/attempt-sink";
 import { PRICE_SOURCES, PRICES } from "./prices";
-import { goalsSection, latencySection, memorySection, observabilitySection, openAiClientSection } from "./report-goals";
+import { awsLatencySection, goalsSection, latencySection, memorySection, observabilitySection, openAiClientSection } from "./report-goals";
 import { percentile, type Summary } from "./stats";
 
 export interface BenchResults {
@@ -32,6 +32,8 @@ export interface BenchResults {
   coldStart?: BundleResult[];
   foundation?: FoundationResult;
   overhead?: OverheadResult;
+  /** Figure 1 with every function's AWS call answered after an AWS-like latency (bench/latency-model.ts). */
+  awsLatency?: OverheadResult;
   throughput?: LevelResult[];
   cost?: CostResult;
   streaming?: StreamResult[];
@@ -58,6 +60,7 @@ export function renderReport(results: BenchResults, rawPath: string): string {
     results.cost && costSection(results.cost),
     observabilitySection(results),
     latencySection(results),
+    awsLatencySection(results),
     results.coldStart && coldStartSection(results.coldStart, results.cost?.memoryMb),
     results.memory && memorySection(results.memory),
     results.streaming && streamingSection(results.streaming),

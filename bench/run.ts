@@ -19,6 +19,7 @@ import { cpus, loadavg, release, tmpdir, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startBenchStack } from "./harness";
+import { awsLikeLatency } from "./latency-model";
 import { BenchModelServer } from "./model-server";
 import { measureColdStart } from "./phases/cold-start";
 import { measureCost } from "./phases/cost";
@@ -31,7 +32,7 @@ import { measureThroughput } from "./phases/throughput";
 import { UsageRecorder } from "./recorder";
 import { renderReport, type BenchResults } from "./report";
 
-const FIGURES = ["cold-start", "foundation", "memory", "overhead", "openai-client", "throughput", "cost", "streaming"] as const;
+const FIGURES = ["cold-start", "foundation", "memory", "overhead", "openai-client", "throughput", "aws-latency", "cost", "streaming"] as const;
 type Figure = (typeof FIGURES)[number];
 
 /**
@@ -61,6 +62,7 @@ const PROFILES = {
     // Step Functions keeps the last 1,000 closed executions), so the blocks after it show growth per run.
     memory: { warmupRuns: 1000, blockRuns: 1000, blocks: 4, lanes: 4, ...MEMORY_IDLE },
     openAiClient: { runs: 20, warmup: 3 },
+    awsLatency: { runs: 20, warmup: 5 },
   },
   quick: {
     overhead: { runs: 5, warmup: 2 },
@@ -78,6 +80,7 @@ const PROFILES = {
     foundation: { starts: 1, runs: 3, warmup: 1 },
     memory: { warmupRuns: 10, blockRuns: 20, blocks: 2, lanes: 2, ...MEMORY_IDLE },
     openAiClient: { runs: 3, warmup: 1 },
+    awsLatency: { runs: 3, warmup: 1 },
   },
 };
 
@@ -166,6 +169,15 @@ async function main(): Promise<void> {
         results.openAiClient = await step("openai-client", () => measureOpenAiClient(stack, model, profile.openAiClient));
         await settle(stack);
         results.throughput = await step("throughput", () => measureThroughput(stack, model, recorder, profile.throughput));
+      } finally {
+        await stack.close();
+      }
+    }
+    if (wants("aws-latency")) {
+      // Figure 1 again, each function's AWS call answered after the latency a region would add (awsLikeLatency).
+      const stack = await startBenchStack(model, undefined, undefined, { callLatencyMs: awsLikeLatency });
+      try {
+        results.awsLatency = await step("aws-latency", () => measureOverhead(stack, model, profile.awsLatency));
       } finally {
         await stack.close();
       }

@@ -17,6 +17,7 @@ import { accessDeniedError, coralError, forbiddenApiError, noEmulatorError, tooL
 export type { WireError } from "./aws-edge/wire-errors";
 import { Agent, createServer, request as httpRequest, ServerResponse, type IncomingMessage, type Server } from "node:http";
 import { performance } from "node:perf_hooks";
+import { setTimeout as sleep } from "node:timers/promises";
 import { evaluatePolicy, type IamStatement } from "./iam/policy";
 import { type ActionCheck, credentialScopeOf, type EdgeRequest, requestActions, splitExecuteApiPrefix } from "./iam/request-actions";
 
@@ -77,6 +78,13 @@ export interface AwsEdgeOptions {
   onCall?(call: EdgeCall): void;
   /** Benchmarks: a replacement body for a request before it is forwarded (undefined keeps it). */
   rewriteRequestBody?(service: string, request: { headers: Record<string, string>; body: Buffer }): Buffer | undefined;
+  /**
+   * Benchmarks only: the milliseconds a region would add to a function's call
+   * (network and service time), waited before it is answered, so calls in
+   * flight together wait side by side and calls in turn add up: the run's
+   * critical path at AWS-like latencies. Never set in normal runs.
+   */
+  callLatencyMs?(call: { service: string; action: string }): number;
   /** Tests only (infra/local/faults.ts): a fault for a function's call; never set in normal runs. */
   faultFor?(call: { service: string; action: string; principalArn: string; body: Buffer }): EdgeFaultAction | undefined;
   /**
@@ -142,6 +150,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, state: EdgeStat
   const rewritten = state.options.rewriteRequestBody?.(service, request);
   if (rewritten) request.body = rewritten;
   const call: IncomingCall = { incoming: req, request, rawHeaders: req.rawHeaders, tooLarge: body === undefined, service, checks, identity: identityOf(request, state) };
+  const delayMs = call.identity && !("admin" in call.identity) ? (state.options.callLatencyMs?.({ service, action: checks[0]?.action ?? `${service}:Unknown` }) ?? 0) : 0;
+  if (delayMs > 0) await sleep(delayMs);
   const outcome = await answerOrFault(call, state, res);
   state.options.onCall?.({
     service,

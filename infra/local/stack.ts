@@ -21,7 +21,7 @@ import { withCapacityRequestBody } from "../../shared/aws/metering";
 import type { FunctionKey } from "../functions";
 import { functionKeysByLogicalId } from "../function-keys";
 import { prepareAssembly } from "./prepare-assembly";
-import { startAwsEdge, type AwsEdge, type EdgeCall } from "./aws-edge";
+import { startAwsEdge, type AwsEdge, type AwsEdgeOptions, type EdgeCall } from "./aws-edge";
 import { loadAssembly, type LoadedAssembly } from "./deploy/assembly";
 import { deployResources, type DeployedFunction, type DeployedResources } from "./deploy/deploy";
 import { wireTriggers, type Wiring } from "./deploy/wiring";
@@ -73,6 +73,8 @@ export interface LocalStackOptions {
   asyncRetryDelayMs?: number;
   /** Tests: the fault-injection layer (infra/local/faults.ts); off when absent. */
   faults?: FaultPlan;
+  /** Benchmarks: what a region would add to each function's AWS call (aws-edge.ts `callLatencyMs`); off when absent. */
+  callLatencyMs?: AwsEdgeOptions["callLatencyMs"];
 }
 
 /** Hooks the benchmark uses to count what a run costs; all optional, all off by default. */
@@ -292,6 +294,7 @@ async function startEmulators(options: LocalStackOptions, closers: (() => Promis
     secretArnForId: (id) => secrets.arnForId(id),
     ...(options.observe?.onEdgeCall ? { onCall: options.observe.onEdgeCall } : {}),
     ...(options.observe?.meterCapacity ? { rewriteRequestBody: withCapacityRequestBody } : {}),
+    ...(options.callLatencyMs ? { callLatencyMs: options.callLatencyMs } : {}),
     ...(options.faults ? { faultFor: edgeFaults(options.faults, (name) => deployed?.byName.get(name), (fn) => keyOf[fn.logicalId], (name, fault) => sfn.failExecution(name, fault)) } : {}),
   });
   closers.unshift(() => edge.close());

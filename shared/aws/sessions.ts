@@ -47,9 +47,20 @@ export interface KnownSession {
 }
 
 export async function resolveSession(db: Db, sessionKey: string, tenantId?: string, known?: KnownSession): Promise<SessionRecord> {
+  const { session, indexed } = await resolveSessionIndexing(db, sessionKey, tenantId, known);
+  await indexed;
+  return session;
+}
+
+/**
+ * resolveSession, with a new session's index copy (the listing's) written
+ * beside the caller's next write instead of before it: the caller awaits
+ * `indexed` before it is done (a failure there fails it).
+ */
+export async function resolveSessionIndexing(db: Db, sessionKey: string, tenantId?: string, known?: KnownSession): Promise<{ session: SessionRecord; indexed: Promise<void> }> {
   // A caller that has just read the session (the tenant check) hands the read on: one GetItem, not two.
   const existing = known ? known.record : await getSession(db, sessionKey);
-  if (existing) return existing;
+  if (existing) return { session: existing, indexed: Promise.resolve() };
   const now = db.now();
   const fresh: SessionRecord = { v: 1, sessionKey, sessionId: newSessionId(), ...(tenantId ? { tenantId } : {}), createdAt: now, updatedAt: now };
   const created = await conditionally(() =>
@@ -62,12 +73,13 @@ export async function resolveSession(db: Db, sessionKey: string, tenantId?: stri
     ),
   );
   if (created) {
-    await putSessionIndex(db, fresh);
-    return fresh;
+    const indexed = putSessionIndex(db, fresh);
+    indexed.catch(() => undefined);
+    return { session: fresh, indexed };
   }
   const winner = await getSession(db, sessionKey);
   if (!winner) throw new Error(`session ${sessionKey} vanished while resolving`);
-  return winner;
+  return { session: winner, indexed: Promise.resolve() };
 }
 
 /**

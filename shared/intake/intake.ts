@@ -2,7 +2,7 @@ import { createRun, getRun, markEnqueued, requestAbort, type RunRecord } from ".
 import { getLane } from "../aws/lanes";
 import { readRunAndLane, type RunAndLane } from "../aws/read-together";
 import { isStartable } from "../aws/lane-runs";
-import { resolveSession, type KnownSession } from "../aws/sessions";
+import { resolveSessionIndexing, type KnownSession } from "../aws/sessions";
 import type { Db } from "../aws/dynamo";
 import type { RunExecutions } from "../aws/executions";
 import { wakePausedRun } from "../aws/paused-runs";
@@ -83,6 +83,13 @@ export interface AcceptOptions {
    * first (a WebSocket `agent` checks the tenant and subscribes before the intake): not read again.
    */
   admission?: AdmissionRead;
+  /**
+   * A write the entry point started that must land before the run can join
+   * its lane (where it may start, or steer into the running run, and emit):
+   * the WebSocket `agent` subscription, written beside the session and the
+   * run record instead of before them. Its failure fails the intake there.
+   */
+  beforeLane?: Promise<unknown>;
 }
 
 /** The run id a request gets (its idempotency key within the caller's tenant, else a new one) and the admission's reads for it. */
@@ -127,11 +134,15 @@ export async function acceptRun(deps: IntakeDeps, request: AgentRequest, source:
   const { runId, read } = options.admission ?? (await readAdmission(deps, request, caller));
   const existing = read.run;
   if (existing && caller && !owns(caller, existing)) throw new ApiError("IDEMPOTENCY_CONFLICT", "idempotencyKey was already used for a different request");
-  if (existing) return resumeExisting(deps, existing, requestHash);
+  if (existing) {
+    await options.beforeLane;
+    return resumeExisting(deps, existing, requestHash);
+  }
 
   // One read of the session serves the tenant check and the resolve.
   const known: KnownSession = { record: caller ? ownedOrNone(caller, read.session, request.sessionKey) : read.session };
-  const session = await resolveSession(deps.db, request.sessionKey, caller?.tenantId, known);
+  // A new session's index copy is written beside the run record (both awaited before the lane).
+  const { session, indexed } = await resolveSessionIndexing(deps.db, request.sessionKey, caller?.tenantId, known);
   const { scope, ...requested } = request.queue ?? {};
   if (scope === "session") await saveSessionQueue(deps.db, request.sessionKey, requested);
   const settings = boundedCap(deps.config.lanes, resolveQueueSettings(deps.config.lanes, {
@@ -144,6 +155,7 @@ export async function acceptRun(deps: IntakeDeps, request: AgentRequest, source:
   const admission = planAdmission(lane, settings, trigger, priorityOf(trigger));
   const base = { runId, acceptedAt: deps.db.now(), sessionKey: request.sessionKey, sessionId: session.sessionId, duplicate: false, queueMode: settings.mode };
   if (admission.action === "reject") {
+    await indexed;
     return { ...base, status: "rejected", reason: admission.reason, ...(lane.activeRunId ? { activeRunId: lane.activeRunId } : {}) };
   }
 
@@ -157,12 +169,14 @@ export async function acceptRun(deps: IntakeDeps, request: AgentRequest, source:
     tenantId: caller?.tenantId,
     channelTarget: options.channelTarget,
   });
-  if (!(await createRun(deps.db, run))) {
+  const [created] = await Promise.all([createRun(deps.db, run), indexed]);
+  if (!created) {
     // A concurrent duplicate won the conditional put: answer with its record.
     const winner = await getRun(deps.db, runId);
     if (!winner) throw new Error(`run ${runId} vanished during intake`);
     return resumeExisting(deps, winner, requestHash);
   }
+  await options.beforeLane;
   const joined = await joinLane(deps.db, run, settings);
   if (!joined.joined) {
     await deps.answerUnstarted?.(runId);

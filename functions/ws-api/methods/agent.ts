@@ -1,11 +1,10 @@
 import * as z from "zod";
-import { isFollowing, subscribe, unsubscribe } from "../../../shared/aws/connections";
-import { ApiError } from "../../../shared/protocol/errors";
 import { ownedOrNone, requireOwnedRun } from "../../../shared/tenancy/guard";
 import { getRun, TERMINAL_STATUSES } from "../../../shared/aws/runs";
 import { validate } from "../../../shared/http/rest";
 import { RunIdSchema } from "../../../shared/protocol/ids";
-import { acceptRun, readAdmission } from "../../../shared/intake/intake";
+import { readAdmission } from "../../../shared/intake/intake";
+import { acceptSubscribed } from "./subscribed-intake";
 import { queuePlacement, sessionBusy } from "../../../shared/intake/answer";
 import { waitForRun } from "../../../shared/intake/wait";
 import { finalResponseFrame } from "../../../shared/protocol/agent-final";
@@ -30,15 +29,8 @@ export const agentMethod: Method = async (deps, { connectionId, requestId, conne
   // (run, lane, session) are made here, in one request, and handed to it.
   const admission = await readAdmission(deps, request, caller);
   if (caller) ownedOrNone(caller, admission.read.session, request.sessionKey);
-  // Subscribe first, so not even `lifecycle start` can slip past this client (a session it follows already:
-  // its subscription exists, three writes fewer).
-  if (!isFollowing(connection, request.sessionKey, deps.db.now())) await subscribe(deps.db, connectionId, request.sessionKey, { surface: connection?.surface });
   const frameChunks = connection?.caps?.includes(CAP_FRAME_CHUNKS) ?? false;
-  const accepted = await acceptRun(deps, request, "ws", { requester: { connectionId, requestId, frameChunks }, caller, admission }).catch(async (error: unknown) => {
-    // Refused (another tenant took the key meanwhile, a model outside the key's list): keep no subscription.
-    if (error instanceof ApiError && (error.code === "NOT_FOUND" || error.code === "FORBIDDEN")) await unsubscribe(deps.db, connectionId, request.sessionKey);
-    throw error;
-  });
+  const accepted = await acceptSubscribed(deps, { connectionId, connection }, request, { requester: { connectionId, requestId, frameChunks }, caller, admission });
   // Refused by the session lane (queue mode reject, cap with drop `new`): nothing will follow this answer.
   if (accepted.status === "rejected") throw sessionBusy(accepted);
   const ack = { runId: accepted.runId, sessionKey: accepted.sessionKey, agentId: DEFAULT_AGENT_ID, acceptedAt: accepted.acceptedAt };

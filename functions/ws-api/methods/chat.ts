@@ -1,10 +1,10 @@
 import * as z from "zod";
-import { isFollowing, subscribe, unsubscribe } from "../../../shared/aws/connections";
 import { getLane } from "../../../shared/aws/lanes";
 import { getSession } from "../../../shared/aws/sessions";
 import { readTranscript } from "../../../shared/aws/transcript";
 import { validate } from "../../../shared/http/rest";
-import { acceptRun, readAdmission } from "../../../shared/intake/intake";
+import { readAdmission } from "../../../shared/intake/intake";
+import { acceptSubscribed } from "./subscribed-intake";
 import { sessionBusy } from "../../../shared/intake/answer";
 import { IdempotencyKeySchema, MessageTextSchema } from "../../../shared/protocol/agent-request";
 import { ApiError } from "../../../shared/protocol/errors";
@@ -59,7 +59,7 @@ export const ChatSendParamsSchema = z.lazy(() => z
 /**
  * Non-blocking: answers `{runId, status:"started"}` at once; the reply
  * arrives only as `chat` (and `agent`) events of the session, to which this
- * connection is subscribed before the run is accepted. No final `res`
+ * connection is subscribed before the run joins its lane. No final `res`
  * follows (unlike `agent`).
  */
 export const chatSendMethod: Method = async (deps, { connectionId, connection, params, caller }) => {
@@ -76,11 +76,7 @@ export const chatSendMethod: Method = async (deps, { connectionId, connection, p
   // The tenant check before the subscription, on the intake's own reads (made here, handed on).
   const admission = await readAdmission(deps, request, caller);
   if (caller) ownedOrNone(caller, admission.read.session, sessionKey);
-  if (!isFollowing(connection, sessionKey, deps.db.now())) await subscribe(deps.db, connectionId, sessionKey, { surface: connection?.surface });
-  const accepted = await acceptRun(deps, request, "ws", { caller, admission }).catch(async (error: unknown) => {
-    if (error instanceof ApiError && (error.code === "NOT_FOUND" || error.code === "FORBIDDEN")) await unsubscribe(deps.db, connectionId, sessionKey);
-    throw error;
-  });
+  const accepted = await acceptSubscribed(deps, { connectionId, connection }, request, { caller, admission });
   if (accepted.status === "rejected") throw sessionBusy(accepted);
   return { runId: accepted.runId, status: accepted.duplicate ? "in_flight" : "started", sessionKey, intake: accepted.status, acceptedAt: accepted.acceptedAt };
 };
