@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/run-trace.ts [shape] [runs] [same-session] [expressions]`: every metered call one run of
+ * `npx tsx bench/run-trace.ts [shape] [runs] [same-session] [expressions] [aws-latency]`: every metered call one run of
  * a shape makes, in order, with the function that made it, the table, the
  * key and the units it cost; then the totals per operation and the states
  * entered. The per-call breakdown behind issue 15's run-path work: what to
@@ -13,11 +13,14 @@ import type { Shape } from "./shapes";
 import { consumedUnits } from "../shared/aws/metering";
 import { configuredMemory, costOfRun, scaleBreakdown, usagePerRun } from "./cost";
 import { PRICES } from "./prices";
+import { awsLikeLatency } from "./latency-model";
 
 interface Traced { at: number; fn: string; op: string; table: string; key: string; units: number; failed: boolean; expression: string }
 
 // `expressions`: also print each DynamoDB call's update / condition expression (what a write changes).
 const SHOW_EXPRESSIONS = process.argv.includes("expressions");
+// `aws-latency`: every call answered after the latency a region would add (bench/latency-model.ts awsLikeLatency).
+const AWS_LATENCY = process.argv.includes("aws-latency");
 
 function summarize(call: { service: string; action: string; principalArn?: string; statusCode: number; requestBody: Buffer; responseBody: Buffer }): Traced | undefined {
   if (!call.principalArn?.includes(":assumed-role/")) return undefined;
@@ -48,7 +51,7 @@ async function main(): Promise<void> {
   const shape = (process.argv[2] ?? "one-call") as Shape;
   const runs = Number(process.argv[3] ?? 1);
   // `stream` takes the streaming figure's parameters: words=1000 delayMs=10 (about 100 tokens/s).
-  const params = shape === "stream" ? { words: 1000, delayMs: 10, ...Object.fromEntries(process.argv.slice(4).map((arg) => arg.split("=")).map(([k, v]) => [k, Number(v)])) } : undefined;
+  const params = shape === "stream" ? { words: 1000, delayMs: 10, ...Object.fromEntries(process.argv.slice(4).filter((arg) => arg.includes("=")).map((arg) => arg.split("=")).map(([k, v]) => [k, Number(v)])) } : undefined;
   const model = await BenchModelServer.start();
   const recorder = new UsageRecorder({ meter: true });
   const trace: Traced[] = [];
@@ -61,7 +64,7 @@ async function main(): Promise<void> {
       const t = recording ? summarize(call) : undefined;
       if (t) trace.push(t);
     },
-  });
+  }, undefined, AWS_LATENCY ? { callLatencyMs: awsLikeLatency } : {});
   try {
     // `same-session`: every run is the next message of one conversation (one connection, one session, the
     // warm-up its first message); otherwise each run is a fresh session on a fresh connection.
