@@ -37,15 +37,15 @@ export async function getSession(db: Db, sessionKey: string): Promise<SessionRec
   return parseSession(out.Item);
 }
 
-/**
- * sessionKey -> sessionId, race-free: the first writer's conditional put wins and
- * every concurrent first message reads the winner's id back.
- */
 /** A session read this invocation already made (`record` undefined: no session had the key). */
 export interface KnownSession {
   record: SessionRecord | undefined;
 }
 
+/**
+ * sessionKey -> sessionId, race-free: the first writer's conditional put wins and
+ * every concurrent first message reads the winner's id back.
+ */
 export async function resolveSession(db: Db, sessionKey: string, tenantId?: string, known?: KnownSession): Promise<SessionRecord> {
   const { session, indexed } = await resolveSessionIndexing(db, sessionKey, tenantId, known);
   await indexed;

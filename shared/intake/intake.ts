@@ -80,7 +80,7 @@ export interface AcceptOptions {
   channelTarget?: RunRecord["channelTarget"];
   /**
    * The admission's reads as the entry point made them (readAdmission), because it needed the session
-   * first (a WebSocket `agent` checks the tenant and subscribes before the intake): not read again.
+   * first (a WebSocket `agent` checks the tenant before it subscribes): not read again.
    */
   admission?: AdmissionRead;
   /**
@@ -134,10 +134,7 @@ export async function acceptRun(deps: IntakeDeps, request: AgentRequest, source:
   const { runId, read } = options.admission ?? (await readAdmission(deps, request, caller));
   const existing = read.run;
   if (existing && caller && !owns(caller, existing)) throw new ApiError("IDEMPOTENCY_CONFLICT", "idempotencyKey was already used for a different request");
-  if (existing) {
-    await options.beforeLane;
-    return resumeExisting(deps, existing, requestHash);
-  }
+  if (existing) return resumeExisting(deps, existing, requestHash, options.beforeLane);
 
   // One read of the session serves the tenant check and the resolve.
   const known: KnownSession = { record: caller ? ownedOrNone(caller, read.session, request.sessionKey) : read.session };
@@ -174,7 +171,7 @@ export async function acceptRun(deps: IntakeDeps, request: AgentRequest, source:
     // A concurrent duplicate won the conditional put: answer with its record.
     const winner = await getRun(deps.db, runId);
     if (!winner) throw new Error(`run ${runId} vanished during intake`);
-    return resumeExisting(deps, winner, requestHash);
+    return resumeExisting(deps, winner, requestHash, options.beforeLane);
   }
   await options.beforeLane;
   const joined = await joinLane(deps.db, run, settings);
@@ -247,13 +244,15 @@ function answerOf(admission: Extract<Admission, { action: "join" }>, lane: LaneS
   return { status: "queued", ...place, ...(admission.interrupt ? { interruptedRunId: admission.interrupt } : {}) };
 }
 
-async function resumeExisting(deps: IntakeDeps, run: RunRecord, requestHash: string): Promise<AcceptedRun> {
+/** `beforeLane`: as in AcceptOptions, waited for before this may join the lane (a run a crash left out of it). */
+async function resumeExisting(deps: IntakeDeps, run: RunRecord, requestHash: string, beforeLane?: Promise<unknown>): Promise<AcceptedRun> {
   if (run.requestHash !== requestHash) {
     throw new ApiError("IDEMPOTENCY_CONFLICT", "idempotencyKey was already used for a different request", {
       runId: run.runId,
     });
   }
   // Finish what a crashed first attempt left undone: the lane, then the queue.
+  await beforeLane;
   if (isStartable(run)) await ensureInLane(deps.db, run);
   if (run.enqueuedAt === undefined && isStartable(run)) await enqueue(deps, run);
   return { ...(await currentAnswer(deps, run)), duplicate: true };
