@@ -23,7 +23,7 @@ import { stageFunctionAsset } from "./assets";
 import { bundleFunctions } from "./bundle";
 import { FUNCTION_KEYS, FUNCTION_SPECS, type FunctionKey } from "./functions";
 import { createFunction, REPO_ROOT, stateMachineArnOf, type FunctionDeps, type FunctionSettings } from "./lambdas";
-import { createRunStateMachine } from "./state-machine";
+import { createRunStateMachines } from "./state-machine";
 import { ConsoleSite } from "./console-site";
 import { createObservability } from "./observability";
 import { acknowledgeNagFindings } from "./nag-wiring";
@@ -84,8 +84,10 @@ export class AgentRunner extends Construct {
     this.providerKeys = this.createProviderKeysSecret(removalPolicy);
     this.channelSecrets = this.createChannelSecret(removalPolicy);
     const ws = createWebSocketApi(this, removalPolicy);
-    // A fixed name lets functions know the ARN without a Ref (see lambdas.ts).
+    // Fixed names let functions know the ARNs without a Ref (see lambdas.ts). The run machine keeps the
+    // name the single machine had, so an update replaces its definition, not the machine.
     const stateMachineName = `${Stack.of(this).stackName}-run-loop`;
+    const loopStateMachineName = `${Stack.of(this).stackName}-run-continued`;
     const settings: FunctionSettings = {
       removalPolicy,
       logRetention,
@@ -106,6 +108,8 @@ export class AgentRunner extends Construct {
       wsManagementEndpoint: ws.stage.callbackUrl,
       stateMachineArn: stateMachineArnOf(this, stateMachineName),
       stateMachineName,
+      loopStateMachineArn: stateMachineArnOf(this, loopStateMachineName),
+      loopStateMachineName,
     };
     const fns = Object.fromEntries(FUNCTION_KEYS.map((key) => [key, createFunction(this, FUNCTION_SPECS[key], deps)])) as Record<FunctionKey, ReturnType<typeof createFunction>>;
     this.functions = fns;
@@ -113,22 +117,27 @@ export class AgentRunner extends Construct {
     configureAsyncInvocations(this, fns);
     const restApi = createRestApi(this, { handler: fns["rest-api"], authorizer: fns.authorizer, removalPolicy, tracing: settings.tracing });
     addOpenAIRoutes(restApi, fns["openai-api"], fns["rest-api"]);
-    const stateMachine = createRunStateMachine(this, "RunStateMachine", {
+    const machineLogs = (name: string, id: string) => new LogGroup(this, id, {
+      // The /aws/vendedlogs/ prefix keeps CloudWatch Logs' resource policy small.
+      logGroupName: `/aws/vendedlogs/states/${name}`,
+      retention: logRetention,
+      removalPolicy,
+    });
+    const machines = createRunStateMachines(this, {
       functions: fns,
-      stateMachineName,
-      logGroup: new LogGroup(this, "RunStateMachineLogs", {
-        // The /aws/vendedlogs/ prefix keeps CloudWatch Logs' resource policy small.
-        logGroupName: `/aws/vendedlogs/states/${stateMachineName}`,
-        retention: logRetention,
-        removalPolicy,
-      }),
+      runMachineName: stateMachineName,
+      loopMachineName: loopStateMachineName,
+      logGroup: machineLogs(stateMachineName, "RunStateMachineLogs"),
+      loopLogGroup: machineLogs(loopStateMachineName, "LoopStateMachineLogs"),
       tracing: settings.tracing,
       logLevel: props.stateMachineLogLevel,
     });
+    const stateMachine = machines.run;
     // Callers that are not tasks wait for the machine (run-finalize cannot: it is a task).
-    for (const key of ["dispatcher", "sweeper", "rest-api", "ws-api", "openai-api"] as const) fns[key].node.addDependency(stateMachine);
-    const alarms = createAlarms(this, { deadLetterQueue, stateMachine, functions: fns });
-    this.alarmTopic = createObservability(this, { alarms, alarmTopic: props.alarmTopic, queue, deadLetterQueue, stateMachine, functions: fns }).alarmTopic;
+    for (const key of ["dispatcher", "sweeper", "rest-api", "ws-api", "openai-api"] as const) fns[key].node.addDependency(machines.run, machines.loop);
+    const stateMachines = [machines.run, machines.loop];
+    const alarms = createAlarms(this, { deadLetterQueue, stateMachines, functions: fns });
+    this.alarmTopic = createObservability(this, { alarms, alarmTopic: props.alarmTopic, queue, deadLetterQueue, stateMachines, functions: fns }).alarmTopic;
     if (props.console) this.consoleUrl = new ConsoleSite(this, "Console", { restApi, webSocketUrl: ws.stage.url, removalPolicy }).url;
     acknowledgeNagFindings(this, { wsApi: ws.api, wsStage: ws.stage.stageName, restApi, functions: fns });
     this.restApiUrl = restApi.url;

@@ -30,7 +30,8 @@ function atLeastOnce(scope: Construct, id: string, metric: Metric, description: 
 
 export interface AlarmTargets {
   readonly deadLetterQueue: IQueue;
-  readonly stateMachine: StateMachine;
+  /** The run machine, then the loop machine (infra/state-machine.ts). */
+  readonly stateMachines: readonly StateMachine[];
   readonly functions: Readonly<Record<string, IFunction>>;
 }
 
@@ -42,10 +43,14 @@ export function createAlarms(scope: Construct, targets: AlarmTargets): Alarm[] {
     targets.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: "Maximum" }),
     "A run message was parked in the DLQ after 5 receives; it was never admitted.",
   ));
-  alarms.push(atLeastOnce(scope, "ExecutionsFailedAlarm", targets.stateMachine.metricFailed({ period: PERIOD }),
-    "A run execution failed (FinalizeFailed or an uncaught error)."));
-  alarms.push(atLeastOnce(scope, "ExecutionsTimedOutAlarm", targets.stateMachine.metricTimedOut({ period: PERIOD }),
-    "A run execution hit the state machine timeout."));
+  targets.stateMachines.forEach((machine, index) => {
+    // The run machine keeps the alarms' first ids (a stack that had one machine updates them in place).
+    const prefix = index === 0 ? "" : "Loop";
+    alarms.push(atLeastOnce(scope, `${prefix}ExecutionsFailedAlarm`, machine.metricFailed({ period: PERIOD }),
+      "A run execution failed (FinalizeFailed or an uncaught error)."));
+    alarms.push(atLeastOnce(scope, `${prefix}ExecutionsTimedOutAlarm`, machine.metricTimedOut({ period: PERIOD }),
+      "A run execution hit the state machine timeout."));
+  });
   for (const [key, fn] of Object.entries(targets.functions)) {
     alarms.push(atLeastOnce(scope, `${constructIdOf(key)}ErrorsAlarm`, fn.metricErrors({ period: PERIOD }),
       `The ${key} function reported an error.`));

@@ -36,8 +36,18 @@ function searchOf(name: MetricName, dimensions: readonly string[], label: string
 export interface DashboardTargets {
   readonly queue: IQueue;
   readonly deadLetterQueue: IQueue;
-  readonly stateMachine: StateMachine;
+  /** The run machine, then the loop machine (infra/state-machine.ts). */
+  readonly stateMachines: readonly StateMachine[];
   readonly functions: Readonly<Record<string, IFunction>>;
+}
+
+function executionMetrics(machine: StateMachine, name: string): IMetric[] {
+  return [
+    machine.metricStarted({ period: PERIOD, label: `${name} started` }),
+    machine.metricSucceeded({ period: PERIOD, label: `${name} succeeded` }),
+    machine.metricFailed({ period: PERIOD, label: `${name} failed` }),
+    machine.metricTimedOut({ period: PERIOD, label: `${name} timed out` }),
+  ];
 }
 
 function graph(title: string, left: IMetric[], width = 12): GraphWidget {
@@ -69,7 +79,7 @@ export function createDashboard(scope: Construct, id: string, targets: Dashboard
       targets.queue.metricApproximateAgeOfOldestMessage({ period: PERIOD, label: "oldest message age (s)" }),
       targets.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: PERIOD, label: "DLQ visible" }),
     ], 8),
-    graph("Executions", [targets.stateMachine.metricStarted({ period: PERIOD }), targets.stateMachine.metricSucceeded({ period: PERIOD }), targets.stateMachine.metricFailed({ period: PERIOD }), targets.stateMachine.metricTimedOut({ period: PERIOD })], 8),
+    graph("Executions", targets.stateMachines.flatMap((machine, index) => executionMetrics(machine, index === 0 ? "run" : "loop")), 8),
     graph("Run duration (ms)", latency(METRIC.runDurationMs), 8),
   );
   const fns = Object.entries(targets.functions);

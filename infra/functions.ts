@@ -141,7 +141,7 @@ export const FUNCTION_SPECS: Readonly<Record<FunctionKey, FunctionSpec>> = {
     memoryMb: 1024,
     dynamodb: [...READ_WRITE_DELETE, "BatchWriteItem"],
     wsManagement: ["POST"],
-    // Continue-as-new: a long run starts its next execution (<runId>-c<n>) from the loop head.
+    // The hand-off to the loop machine (<execution>-l), and continue-as-new (<runId>-c<n>) from the loop head.
     states: ["StartExecution"],
     providers: true,
     reservedConcurrency: RESERVED_CONCURRENCY.attempt,
@@ -149,7 +149,8 @@ export const FUNCTION_SPECS: Readonly<Record<FunctionKey, FunctionSpec>> = {
     channelSecrets: true,
   }),
   // Also the PauseForInput task: it parks the task token and, when the answer came first, sends it itself.
-  decide: spec("decide", { timeoutSeconds: 30, dynamodb: READ_WRITE_DELETE, wsManagement: ["POST"], states: ["SendTaskSuccess"] }),
+  // StartExecution: in the run machine, RecoverAttempt hands the run to the loop machine (shared/run/hand-off.ts).
+  decide: spec("decide", { timeoutSeconds: 30, dynamodb: READ_WRITE_DELETE, wsManagement: ["POST"], states: ["StartExecution", "SendTaskSuccess"] }),
   // Starts the next queued run of the session lane when it hands the lane on.
   // Delivers channel replies (shared/channels/deliver.ts): bot tokens, hook secrets.
   "run-finalize": spec("run-finalize", {

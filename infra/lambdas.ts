@@ -43,6 +43,9 @@ export interface FunctionDeps {
    */
   readonly stateMachineArn: string;
   readonly stateMachineName: string;
+  /** The loop machine (a run goes on there when its first attempt did not finish it), by name too. */
+  readonly loopStateMachineArn: string;
+  readonly loopStateMachineName: string;
 }
 
 /** Deploy-time settings every function shares (from the construct's props). */
@@ -107,7 +110,10 @@ export function environmentFor(spec: FunctionSpec, deps: FunctionDeps): Record<s
   }
   if (spec.authToken) env.AUTH_TOKEN_SHA256 = settings.authTokenSha256;
   if (spec.wsManagement.length > 0) env.WS_MANAGEMENT_ENDPOINT = deps.wsManagementEndpoint;
-  if (spec.states.length > 0) env.STATE_MACHINE_ARN = deps.stateMachineArn;
+  if (spec.states.length > 0) {
+    env.STATE_MACHINE_ARN = deps.stateMachineArn;
+    env.LOOP_STATE_MACHINE_ARN = deps.loopStateMachineArn;
+  }
   if (spec.providers) env.PROVIDER_KEYS_SECRET_ARN = deps.providerKeys.secretArn;
   if (spec.providers) env.PROVIDER_KEYS_MAX_AGE_SECONDS = String(settings.providerKeysMaxAgeSeconds ?? 300);
   if (spec.channelSecrets && deps.channelSecrets) env.CHANNEL_SECRETS_ARN = deps.channelSecrets.secretArn;
@@ -146,25 +152,31 @@ function manageConnectionsStatement(scope: Construct, spec: FunctionSpec, deps: 
   return new PolicyStatement({ actions: ["execute-api:ManageConnections"], resources });
 }
 
+/**
+ * Both machines: a run starts in the run machine and may go on in the loop
+ * machine (hand-off, continue-as-new, a paused task's token), and whoever
+ * starts, answers or inspects a run's executions may meet either.
+ */
 function statesStatements(scope: Construct, spec: FunctionSpec, deps: FunctionDeps): PolicyStatement[] {
   const statements: PolicyStatement[] = [];
+  const machines = [deps.stateMachineArn, deps.loopStateMachineArn];
   if (spec.states.includes("StartExecution")) {
-    statements.push(new PolicyStatement({ actions: ["states:StartExecution"], resources: [deps.stateMachineArn] }));
+    statements.push(new PolicyStatement({ actions: ["states:StartExecution"], resources: machines }));
   }
   // Task answers are authorized on the machine whose task issued the token (CDK's grantTaskResponse).
   if (spec.states.includes("SendTaskSuccess")) {
-    statements.push(new PolicyStatement({ actions: ["states:SendTaskSuccess"], resources: [deps.stateMachineArn] }));
+    statements.push(new PolicyStatement({ actions: ["states:SendTaskSuccess"], resources: machines }));
   }
-  // Describe/Stop act on executions, whose ARNs differ from the machine's.
+  // Describe/Stop act on executions, whose ARNs differ from the machines'.
   const onExecutions = spec.states.filter((action) => action !== "StartExecution" && action !== "SendTaskSuccess");
   if (onExecutions.length > 0) {
-    const executions = Stack.of(scope).formatArn({
+    const executions = [deps.stateMachineName, deps.loopStateMachineName].map((name) => Stack.of(scope).formatArn({
       service: "states",
       resource: "execution",
-      resourceName: `${deps.stateMachineName}:*`,
+      resourceName: `${name}:*`,
       arnFormat: ArnFormat.COLON_RESOURCE_NAME,
-    });
-    statements.push(new PolicyStatement({ actions: onExecutions.map((a) => `states:${a}`), resources: [executions] }));
+    }));
+    statements.push(new PolicyStatement({ actions: onExecutions.map((a) => `states:${a}`), resources: executions }));
   }
   return statements;
 }
@@ -185,7 +197,7 @@ function attachTrigger(scope: Construct, fn: LambdaFn, spec: FunctionSpec, deps:
       eventPattern: {
         source: ["aws.states"],
         detailType: ["Step Functions Execution Status Change"],
-        detail: { status: ["FAILED", "TIMED_OUT", "ABORTED"], stateMachineArn: [deps.stateMachineArn] },
+        detail: { status: ["FAILED", "TIMED_OUT", "ABORTED"], stateMachineArn: [deps.stateMachineArn, deps.loopStateMachineArn] },
       },
       targets: [new LambdaFunction(fn)],
     });

@@ -1,23 +1,43 @@
 /**
- * The outer run loop as a Step Functions Standard state machine. The ASL only
- * moves ids and switches on the decision the Lambdas return; all policy lives
- * in `shared/core`. JSONPath only: the local executor gets JSONata wrong.
+ * The outer run loop as two Step Functions Standard state machines. The ASL
+ * only moves ids and switches on the decision the Lambdas return; all policy
+ * lives in `shared/core`. JSONPath only: the local executor gets JSONata wrong.
  *
- *   Attempt -> Route --finished--> Done (the Attempt task finalized the run)
- *      |        |----attempt|compact|truncate--> Attempt
- *      |        |----wait-----> WaitBeforeRetry -> Attempt
- *      |        |----continue_as_new--> Continued (a fresh execution goes on)
- *      | crash  '----finalize/other--> FinalizeRun -> Done
- *      v                                  | (retries exhausted)
- *   RecoverAttempt -> Route               '-> FinalizeFailed
+ * The run machine (every run starts here; StartExecution named by the run id):
  *
- * The run's first and last steps are folded into the Attempt tasks around
- * them (shared/run/folded-step.ts): the first Attempt gets the execution's
- * input `{runId}` and starts the run before its model call; an Attempt whose
- * decision is `finalize` finalizes the run itself and answers `finished`, so
- * Route goes straight to Done. FinalizeRun stays for every other ending: a
- * finalize the Attempt could not do (it threw, or too little time was left),
- * a crash the recovery ended, a malformed decision.
+ *   Attempt --finished or handed off--> (end)
+ *      | crash
+ *      v
+ *   RecoverAttempt --handed off--> (end)
+ *      | crash
+ *      v
+ *   FinalizeRun --> (end)   '-(retries exhausted)-> FinalizeFailed
+ *
+ * A clean run is this machine's one state: Attempt starts the run, runs the
+ * attempt and finalizes it (shared/run/folded-step.ts), and the execution ends
+ * there. One transition, where a Choice on the Attempt's answer would cost two
+ * more (Route, then Done) on every run. An Attempt whose decision needs the
+ * loop (a retry, a wait, a pause, a compaction, a FinalizeRun) hands the run
+ * to the loop machine itself (shared/run/hand-off.ts: an execution named
+ * `<execution>-l`, recorded on the run before it starts) and ends; so does
+ * RecoverAttempt. The tasks get the execution's name (`$$.Execution.Name`) as
+ * `entry`: that is how they know to hand off, and what they name the loop's
+ * execution after.
+ *
+ * The loop machine (started by a hand-off at Route, or by continue-as-new):
+ *
+ *   Route --finished--> Done (the Attempt task finalized the run)
+ *    ^ |----attempt|compact|truncate--> Attempt --> Route
+ *    | |----wait-----> WaitBeforeRetry -> Attempt
+ *    | |----continue_as_new--> Continued (a fresh execution goes on)
+ *    | |----pause----> PauseForInput -> Attempt
+ *    | '----finalize/other--> FinalizeRun -> Done
+ *    |                           '-(retries exhausted)-> FinalizeFailed
+ *   RecoverAttempt <--crash-- Attempt / PauseForInput
+ *
+ * FinalizeRun stays for every ending the Attempt did not finish itself: a
+ * finalize it could not do (it threw, or too little time was left), a crash
+ * the recovery ended, a malformed decision.
  *
  * A tool call that waits for a human (approval) or a client (client tool)
  * routes `pause` to PauseForInput: a `.waitForTaskToken` task (no Lambda
@@ -27,8 +47,7 @@
  *
  * Compaction and truncation run inside the next Attempt task, before its
  * model call: no extra state, no extra transition, and the compaction is
- * sized for the model that attempt runs. A clean run is 3 transitions
- * (Attempt, Route, Done).
+ * sized for the model that attempt runs.
  */
 import { Duration } from "aws-cdk-lib";
 import type { IFunction } from "aws-cdk-lib/aws-lambda";
@@ -38,6 +57,7 @@ import {
   Condition,
   DefinitionBody,
   Fail,
+  type IChainable,
   IntegrationPattern,
   JsonPath,
   LogLevel,
@@ -51,7 +71,7 @@ import {
   type RetryProps,
 } from "aws-cdk-lib/aws-stepfunctions";
 import { LambdaInvoke } from "aws-cdk-lib/aws-stepfunctions-tasks";
-import type { Construct } from "constructs";
+import { Construct } from "constructs";
 
 export const STATE_NAMES = {
   attempt: "Attempt",
@@ -125,24 +145,51 @@ export const FINALIZE_RETRY = { intervalSeconds: 1, maxAttempts: 5, backoffRate:
 export const RUN_BUDGET_SECONDS = 48 * 3600;
 export const STATE_MACHINE_TIMEOUT_SECONDS = RUN_BUDGET_SECONDS + 3600;
 
-export interface RunStateMachineProps {
-  readonly functions: Readonly<Record<TaskFunctionKey, IFunction>>;
-  readonly stateMachineName: string;
+/** The run machine's states (a subset of STATE_NAMES: every run starts here). */
+export const RUN_MACHINE_STATES = [STATE_NAMES.attempt, STATE_NAMES.recoverAttempt, STATE_NAMES.finalizeRun, STATE_NAMES.finalizeFailed] as const;
+
+/** Where the run machine's tasks find their execution's name (what they hand off under). */
+export const ENTRY_PATH = "$$.Execution.Name";
+
+interface MachineSettings {
   readonly logGroup: ILogGroup;
   readonly tracing: boolean;
   /** Execution logging (default ERROR; ALL includes every state transition, without execution data). */
   readonly logLevel?: LogLevel;
 }
 
-export function createRunStateMachine(scope: Construct, id: string, props: RunStateMachineProps): StateMachine {
+export interface RunStateMachinesProps extends MachineSettings {
+  readonly functions: Readonly<Record<TaskFunctionKey, IFunction>>;
+  /** Fixed names: functions know both ARNs without a Ref (infra/lambdas.ts). */
+  readonly runMachineName: string;
+  readonly loopMachineName: string;
+  readonly loopLogGroup: ILogGroup;
+}
+
+export interface RunStateMachines {
+  /** Every run starts here (the dispatcher's StartExecution, the sweeper's re-drives). */
+  readonly run: StateMachine;
+  /** Where a run goes on when its first attempt did not finish it (hand-off, continue-as-new). */
+  readonly loop: StateMachine;
+}
+
+export function createRunStateMachines(scope: Construct, props: RunStateMachinesProps): RunStateMachines {
+  const loop = machine(scope, "LoopStateMachine", props.loopMachineName, buildRunLoop(scope, props.functions), { ...props, logGroup: props.loopLogGroup });
+  // Its own construct scope: its states reuse the loop's names.
+  const entry = buildRunEntry(new Construct(scope, "RunEntry"), props.functions);
+  const run = machine(scope, "RunStateMachine", props.runMachineName, entry, props);
+  return { run, loop };
+}
+
+function machine(scope: Construct, id: string, name: string, start: IChainable, settings: MachineSettings): StateMachine {
   return new StateMachine(scope, id, {
-    stateMachineName: props.stateMachineName,
+    stateMachineName: name,
     stateMachineType: StateMachineType.STANDARD,
-    definitionBody: DefinitionBody.fromChainable(buildRunLoop(scope, props.functions)),
+    definitionBody: DefinitionBody.fromChainable(start),
     timeout: Duration.seconds(STATE_MACHINE_TIMEOUT_SECONDS),
     // ERROR only: execution data would copy run ids and crash causes into logs on every step.
-    logs: { destination: props.logGroup, level: props.logLevel ?? LogLevel.ERROR, includeExecutionData: false },
-    tracingEnabled: props.tracing,
+    logs: { destination: settings.logGroup, level: settings.logLevel ?? LogLevel.ERROR, includeExecutionData: false },
+    tracingEnabled: settings.tracing,
   });
 }
 
@@ -166,15 +213,44 @@ function lambdaTask(scope: Construct, name: string, fn: IFunction, payload?: Tas
   });
 }
 
-function buildRunLoop(scope: Construct, fns: RunStateMachineProps["functions"]): LambdaInvoke {
+/**
+ * The run machine: Attempt, and on a crash RecoverAttempt, each ending the
+ * execution (the run finished, or went on in the loop machine); FinalizeRun
+ * when even the recovery failed. The tasks get the run id and `entry`.
+ */
+function buildRunEntry(scope: Construct, fns: RunStateMachinesProps["functions"]): LambdaInvoke {
+  const crashCatch = { errors: [ALL_ERRORS], resultPath: STATE_PATHS.crash };
+  const transient = retryOf(LAMBDA_TRANSIENT_ERRORS, LAMBDA_RETRY);
+  const entry = JsonPath.stringAt(ENTRY_PATH);
+  const runId = JsonPath.stringAt(STATE_PATHS.runId);
+  const attempt = lambdaTask(scope, STATE_NAMES.attempt, fns.attempt, TaskInput.fromObject({ runId, entry }));
+  const recover = lambdaTask(scope, STATE_NAMES.recoverAttempt, fns.decide, TaskInput.fromObject({ runId, entry, crash: JsonPath.objectAt(STATE_PATHS.crash) }));
+  const finalize = finalizeTask(scope, fns["run-finalize"]);
+  attempt.addRetry(transient).addCatch(recover, crashCatch);
+  recover.addRetry(transient).addCatch(finalize, crashCatch);
+  return attempt;
+}
+
+function finalizeTask(scope: Construct, fn: IFunction): LambdaInvoke {
+  const finalize = lambdaTask(scope, STATE_NAMES.finalizeRun, fn);
+  finalize
+    .addRetry(retryOf([ALL_ERRORS], FINALIZE_RETRY))
+    .addCatch(Fail.jsonPath(scope, STATE_NAMES.finalizeFailed, {
+      error: FINALIZE_FAILED_ERROR,
+      cause: "run-finalize kept failing; the sweeper frees the session lane",
+    }));
+  return finalize;
+}
+
+/** The loop machine, from Route: a hand-off's or a continuation's input is `{runId, loop, decision}`. */
+function buildRunLoop(scope: Construct, fns: RunStateMachinesProps["functions"]): Choice {
   const crashCatch = { errors: [ALL_ERRORS], resultPath: STATE_PATHS.crash };
   const transient = retryOf(LAMBDA_TRANSIENT_ERRORS, LAMBDA_RETRY);
 
-  // Whole state in: it only ever holds ids, counters and the last decision. The first one gets the
-  // execution's input: `{runId}` from StartExecution, or `{runId, loop}` when a long run continues as new.
+  // Whole state in: it only ever holds ids, counters and the last decision.
   const attempt = lambdaTask(scope, STATE_NAMES.attempt, fns.attempt);
   const recover = lambdaTask(scope, STATE_NAMES.recoverAttempt, fns.decide);
-  const finalize = lambdaTask(scope, STATE_NAMES.finalizeRun, fns["run-finalize"]);
+  const finalize = finalizeTask(scope, fns["run-finalize"]);
   const pause = pauseTask(scope, fns.decide);
   const done = Succeed.jsonPath(scope, STATE_NAMES.done);
   const route = buildRoute(scope, { attempt, finalize, pause, done });
@@ -187,14 +263,8 @@ function buildRunLoop(scope: Construct, fns: RunStateMachineProps["functions"]):
   attempt.addRetry(transient).addCatch(recover, crashCatch).next(route);
   // A crash while deciding still ends the run: finalize sees `crash` and no decision.
   recover.addRetry(transient).addCatch(finalize, crashCatch).next(route);
-  finalize
-    .addRetry(retryOf([ALL_ERRORS], FINALIZE_RETRY))
-    .addCatch(Fail.jsonPath(scope, STATE_NAMES.finalizeFailed, {
-      error: FINALIZE_FAILED_ERROR,
-      cause: "run-finalize kept failing; the sweeper frees the session lane",
-    }))
-    .next(done);
-  return attempt;
+  finalize.next(done);
+  return route;
 }
 
 /**

@@ -1,16 +1,17 @@
 import type { Context } from "aws-lambda";
 import middy from "@middy/core";
 import { validate } from "../../shared/http/rest";
-import { foldedAttemptStep, type FoldedStep } from "../../shared/run/folded-step";
+import { foldedAttemptStep, type FoldedStep, type OwnedElsewhere } from "../../shared/run/folded-step";
 import { FoldedAttemptInputSchema } from "../../shared/run/pointer";
 import type { AppDeps } from "../../shared/runtime/app-deps";
 
 /**
- * State machine task `Attempt`: `{runId, loop?, decision?}` -> `{runId, loop, decision, finished?}`.
- * The first one starts the run and the last one finalizes it (shared/run/folded-step.ts).
+ * State machine task `Attempt`: `{runId, loop?, decision?, entry?}` -> `{runId, loop, decision, finished?, handedOff?}`.
+ * The first one starts the run and the last one finalizes it; in the run machine (`entry`)
+ * an unfinished run is handed to the loop machine (shared/run/folded-step.ts).
  */
 export function createAttemptHandler(deps: AppDeps) {
-  return middy<unknown, FoldedStep, Error, Context>().handler(async (event, context) => {
+  return middy<unknown, FoldedStep | OwnedElsewhere, Error, Context>().handler(async (event, context) => {
     const input = validate(FoldedAttemptInputSchema, stripCrash(event));
     return foldedAttemptStep(deps, input, { remainingMs: () => context.getRemainingTimeInMillis() });
   });

@@ -3,22 +3,38 @@ import middy from "@middy/core";
 import { validate } from "../../shared/http/rest";
 import { isRetryableCrash, recoverFromCrash } from "../../shared/run/recover";
 import { startRun } from "../../shared/run/start-run";
-import { RecoverInputSchema, type StepPointer } from "../../shared/run/pointer";
+import { RecoverInputSchema, type RecoverInput, type StepPointer } from "../../shared/run/pointer";
+import { handOff, ownedElsewhere, type HandedOff } from "../../shared/run/hand-off";
+import { getRun } from "../../shared/aws/runs";
 import { pauseForInput, PauseInputSchema } from "../../shared/run/pause-for-input";
 import type { AppDeps } from "../../shared/runtime/app-deps";
 
 /**
- * State machine tasks `RecoverAttempt`: `{runId, loop?, crash}` -> `{runId, loop, decision}`;
+ * State machine tasks `RecoverAttempt`: `{runId, loop?, crash, entry?}` -> `{runId, loop, decision}`
+ * (in the run machine, `entry`: handed to the loop machine, shared/run/hand-off.ts);
  * and `PauseForInput`: `{action: "pause_for_input", runId, inputId, taskToken}` (its result is
  * ignored: the task waits for its token).
  */
 export function createDecideHandler(deps: AppDeps) {
-  return middy<unknown, StepPointer | { paused: string }, Error, Context>().handler(async (event) => {
+  const recover = recoverer(deps);
+  return middy<unknown, StepPointer | HandedOff | { runId: string; handedOff: string } | { paused: string }, Error, Context>().handler(async (event) => {
     if (isPause(event)) {
       const input = validate(PauseInputSchema, event);
       return { paused: await pauseForInput(deps, input) };
     }
     const input = validate(RecoverInputSchema, stripDecision(event));
+    if (!input.entry) return recover(input);
+    // A run machine's recovery: unless another execution drives the run already (the crashed Attempt
+    // handed off before it failed), the loop machine goes on from this decision.
+    const run = await getRun(deps.db, input.runId);
+    const owner = run ? ownedElsewhere(run, input.entry) : undefined;
+    if (owner) return { runId: input.runId, handedOff: owner };
+    return handOff(deps, input.entry, await recover(input));
+  });
+}
+
+function recoverer(deps: AppDeps): (input: RecoverInput) => Promise<StepPointer> {
+  return async (input) => {
     if (!input.loop && isRetryableCrash(input.crash.Error)) {
       // The run's first Attempt task died (it starts the run too: shared/run/folded-step.ts) before the
       // state had a loop. The start is idempotent, so this step does it again to get the loop, then
@@ -31,7 +47,7 @@ export function createDecideHandler(deps: AppDeps) {
     const step = recoverFromCrash(input);
     deps.log.warn("attempt crashed", { runId: input.runId, error: input.crash.Error, decision: step.decision });
     return step;
-  });
+  };
 }
 
 function isPause(event: unknown): boolean {

@@ -13,17 +13,24 @@ export interface ExecutionState {
 }
 
 export interface RunExecutions {
-  /** Starts the state machine for a run; a duplicate start is harmless (execution name = run id). */
+  /** Starts the run machine for a run; a duplicate start is harmless (execution name = run id). */
   start(runId: string): Promise<{ executionArn?: string; alreadyStarted: boolean }>;
-  /** An execution by name (a run id, or `<runId>-c<n>`) or ARN; undefined when there is none. Optional: only the sweeper needs it. */
+  /**
+   * An execution by name or ARN; undefined when there is none. A name is
+   * looked up in the machine it belongs to (executionMachine). Optional: only
+   * the sweeper needs it.
+   */
   describe?(nameOrArn: string): Promise<ExecutionState | undefined>;
   /**
-   * Continue-as-new: starts a fresh execution for a run that is still going
-   * (name `<runId>-c<generation>`, deterministic, so a repeated start is
-   * harmless). The run record's `executionArn` then points at it. Optional:
-   * only the attempt task needs it.
+   * Starts a fresh execution for a run that is still going, in the machine its
+   * name belongs to: `<runId>-c<generation>` (continue-as-new) and
+   * `<execution>-l` (a hand-off) in the loop machine, `<runId>-r<n>` (a
+   * re-drive) in the run machine. Names are deterministic, so a repeated
+   * start is harmless. Optional: only the tasks and the sweeper need it.
    */
   continueRun?(name: string, input: Record<string, unknown>): Promise<{ executionArn?: string; alreadyStarted: boolean }>;
+  /** The ARN an execution of that name has (or will have), known without a call. */
+  executionArn?(name: string): string;
   /**
    * Wakes a run waiting in a `.waitForTaskToken` task (SendTaskSuccess).
    * False when the task no longer waits (it timed out, or was answered): the
@@ -38,16 +45,37 @@ export interface RunExecutions {
   firstExecutionArn?(runId: string): string;
 }
 
+/** The run machine every run starts in, and the loop machine it may go on in (infra/state-machine.ts). */
+export interface RunMachineArns {
+  run: string;
+  loop?: string;
+}
+
 /** SendTaskSuccess errors that mean "nobody waits for this token any more". */
 const TASK_GONE = new Set(["TaskTimedOut", "TaskDoesNotExist", "InvalidToken"]);
+
+/** A hand-off's execution: the run machine's execution name plus this. */
+export const HAND_OFF_SUFFIX = "-l";
+const IN_LOOP_MACHINE = /(?:-c\d+|-l)$/;
+
+/** Which machine an execution of this name runs in: continuations and hand-offs run in the loop machine. */
+export function executionMachine(name: string): keyof RunMachineArns {
+  return IN_LOOP_MACHINE.test(name) ? "loop" : "run";
+}
 
 /** `...:stateMachine:<machine>` -> `...:execution:<machine>:<name>` (a run's first execution is named by its run id). */
 export function executionArnOf(stateMachineArn: string, name: string): string {
   return `${stateMachineArn.replace(":stateMachine:", ":execution:")}:${name}`;
 }
 
-export function createRunExecutions(lazySfn: LazyClient<SFNClient>, stateMachineArn: string): RunExecutions {
+export function createRunExecutions(lazySfn: LazyClient<SFNClient>, machines: RunMachineArns): RunExecutions {
+  const machineOf = (name: string): string => {
+    const arn = machines[executionMachine(name)];
+    if (!arn) throw new Error(`execution ${name} runs in the loop machine: LOOP_STATE_MACHINE_ARN is not set for this function`);
+    return arn;
+  };
   const startNamed = async (name: string, input: Record<string, unknown>) => {
+    const stateMachineArn = machineOf(name);
     const [sfn, { StartExecutionCommand }] = await Promise.all([lazySfn(), sdk()]);
     try {
       const out = await sfn.send(new StartExecutionCommand({ stateMachineArn, name, input: JSON.stringify(input) }));
@@ -70,9 +98,10 @@ export function createRunExecutions(lazySfn: LazyClient<SFNClient>, stateMachine
       }
     },
     continueRun: (name, input) => startNamed(name, input),
-    firstExecutionArn: (runId) => executionArnOf(stateMachineArn, runId),
+    executionArn: (name) => executionArnOf(machineOf(name), name),
+    firstExecutionArn: (runId) => executionArnOf(machines.run, runId),
     async describe(nameOrArn) {
-      const executionArn = nameOrArn.startsWith("arn:") ? nameOrArn : executionArnOf(stateMachineArn, nameOrArn);
+      const executionArn = nameOrArn.startsWith("arn:") ? nameOrArn : executionArnOf(machineOf(nameOrArn), nameOrArn);
       const [sfn, { DescribeExecutionCommand }] = await Promise.all([lazySfn(), sdk()]);
       try {
         const out = await sfn.send(new DescribeExecutionCommand({ executionArn }));

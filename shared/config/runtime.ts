@@ -11,6 +11,8 @@ export interface RuntimeConfig {
   tableName: string;
   queueUrl?: string;
   stateMachineArn?: string;
+  /** The loop machine: where a run goes on when its first attempt did not finish it (infra/state-machine.ts). */
+  loopStateMachineArn?: string;
   /** `https://{apiId}.execute-api.{region}.amazonaws.com/{stage}` or the local equivalent. */
   webSocketManagementEndpoint?: string;
   /** SHA-256 (hex) of the bearer token clients must present. */
@@ -41,6 +43,7 @@ export function runtimeConfigFromEnv(env: Env = process.env): RuntimeConfig {
     tableName: required(env, "TABLE_NAME"),
     queueUrl: env.QUEUE_URL,
     stateMachineArn: env.STATE_MACHINE_ARN,
+    loopStateMachineArn: env.LOOP_STATE_MACHINE_ARN,
     webSocketManagementEndpoint: env.WS_MANAGEMENT_ENDPOINT,
     authTokenSha256: env.AUTH_TOKEN_SHA256,
     endpoints: {

@@ -49,10 +49,14 @@ export async function applyEffects(deps: RunDeps, run: RunRecord, step: Step, at
   }
 }
 
-/** Starts the run's next execution with the loop state; the current one then ends (state `Continued`). */
+/**
+ * Starts the run's next execution with the loop state; the current one then
+ * ends (state `Continued`). The loop machine starts at Route: the decision
+ * sends it to its Attempt.
+ */
 export async function continueAsNew(deps: RunDeps, runId: string, loop: LoopState): Promise<void> {
   if (!deps.executions.continueRun) throw new Error("continue-as-new needs STATE_MACHINE_ARN in the attempt function");
   const name = `${runId}-c${loop.execution.generation}`;
-  const started = await deps.executions.continueRun(name, { runId, loop });
+  const started = await deps.executions.continueRun(name, { runId, loop, decision: { action: "attempt", reason: "continue_as_new" } });
   if (started.executionArn) await recordExecution(deps.db, runId, started.executionArn);
 }

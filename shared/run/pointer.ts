@@ -23,8 +23,20 @@ export const AttemptInputSchema = z.lazy(() => LoopPointerSchema.unwrap().extend
  * (`{runId}`: the run-start prelude runs first, in the same task; `{runId, loop}`
  * when a long run continues as new). See shared/run/folded-step.ts.
  */
-export const FoldedAttemptInputSchema = z.lazy(() => z.object({ runId: RunIdSchema, loop: LoopStateSchema.optional(), decision: DecisionSchema.optional() }));
+export const FoldedAttemptInputSchema = z.lazy(() => z.object({
+  runId: RunIdSchema,
+  loop: LoopStateSchema.optional(),
+  decision: DecisionSchema.optional(),
+  entry: entrySchema(),
+}));
 export type FoldedAttemptInput = z.infer<typeof FoldedAttemptInputSchema>;
+
+/**
+ * The run machine's execution name (`$$.Execution.Name`), which its tasks get
+ * and the loop machine's never do: a task with it hands an unfinished run to
+ * the loop machine (shared/run/hand-off.ts).
+ */
+const entrySchema = () => z.string().min(1).max(80).optional();
 
 /** The Catch block's `{Error, Cause}` as Step Functions puts it at `$.crash`. */
 export const CrashSchema = z.lazy(() => z.object({ Error: z.string(), Cause: z.string().optional() }));
@@ -33,6 +45,7 @@ export const RecoverInputSchema = z.lazy(() => z.object({
   runId: RunIdSchema,
   loop: LoopStateSchema.optional(),
   crash: CrashSchema,
+  entry: entrySchema(),
 }));
 export type RecoverInput = z.infer<typeof RecoverInputSchema>;
 

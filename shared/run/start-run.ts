@@ -11,6 +11,7 @@ import type { LoopPointer } from "./pointer";
 import { profileCounts } from "./profiles";
 import { enterSession, sessionStartEntries } from "./session-boundary";
 import { runStartHooks } from "./run-start-hooks";
+import { ownedElsewhere } from "./hand-off";
 
 /** Lease for short steps that only append a message. */
 const SHORT_LEASE_MS = 60_000;
@@ -31,6 +32,12 @@ export interface StartOptions {
    * being given up and taken again.
    */
   holdClaimForMs?: number;
+  /**
+   * The run machine execution this start runs in (shared/run/hand-off.ts):
+   * when the run record names another one, the run went on there, and this
+   * start writes nothing and answers `ownedBy`.
+   */
+  entry?: string;
 }
 
 export async function startRun(anyDeps: RunDeps, runId: string, carried?: LoopState, options: StartOptions = {}): Promise<StartPointer> {
@@ -41,7 +48,8 @@ export async function startRun(anyDeps: RunDeps, runId: string, carried?: LoopSt
   const deps = await depsForConfigVersion(anyDeps, found.configVersion);
   let run = found;
   let ended: FinalizeDecision | undefined;
-  if (!TERMINAL_STATUSES.has(run.status)) {
+  const ownedBy = options.entry === undefined ? undefined : ownedElsewhere(found, options.entry);
+  if (!ownedBy && !TERMINAL_STATUSES.has(run.status)) {
     const startedAt = deps.db.now();
     // Independent items, written at once. markRunning is false on a redelivery: the lane wait is measured once.
     const [marked, { session, indexed }] = await Promise.all([
@@ -81,12 +89,16 @@ export async function startRun(anyDeps: RunDeps, runId: string, carried?: LoopSt
     ...(deps.config.loop.maxHistoryEvents < 25_000 ? { maxHistoryEvents: deps.config.loop.maxHistoryEvents } : {}),
     configVersion: run.configVersion,
   });
+  if (ownedBy) return { runId, loop, ownedBy };
   // A blocked run goes straight to FinalizeRun through the Attempt task (shared/run/loop-iteration.ts).
   return ended ? { runId, loop, decision: ended } : { runId, loop };
 }
 
-/** StartRun's output: the loop, and a finalize decision when the run ended before its first attempt. */
-export type StartPointer = LoopPointer & { decision?: FinalizeDecision };
+/**
+ * StartRun's output: the loop, and a finalize decision when the run ended
+ * before its first attempt; `ownedBy` when another execution drives the run.
+ */
+export type StartPointer = LoopPointer & { decision?: FinalizeDecision; ownedBy?: string };
 
 async function persistUserMessage(deps: RunDeps, run: RunRecord, text: string, holdForMs: number | undefined): Promise<void> {
   // With the history in the claim's read: the attempt that takes the held claim needs it (and an

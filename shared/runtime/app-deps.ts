@@ -36,7 +36,7 @@ export function buildAppDeps(runtime: RuntimeConfig, config: AgentConfig, log: R
   };
   const queue: RunQueue = runtime.queueUrl ? createRunQueue(clients.sqs, runtime.queueUrl) : { send: unconfigured("QUEUE_URL") };
   const executions: RunExecutions = runtime.stateMachineArn
-    ? createRunExecutions(clients.sfn, runtime.stateMachineArn)
+    ? createRunExecutions(clients.sfn, { run: runtime.stateMachineArn, loop: runtime.loopStateMachineArn })
     : { start: unconfigured("STATE_MACHINE_ARN") };
   return { db, pusher: createFramePusher(clients.management), config, executions, queue, log, runtime };
 }

@@ -17,10 +17,15 @@ export function isClosed(status: ExecutionStatus): boolean {
 
 const CONTINUED = /-c(\d+)$/;
 const REDRIVEN = /-r(\d+)$/;
+const HANDED_OFF = /-l$/;
 
-/** The run id an execution belongs to: the run's first execution is named by it, continuations `<runId>-c<n>`, re-drives `<runId>-r<n>`. */
+/**
+ * The run id an execution belongs to: the run's first execution is named by
+ * it, continuations `<runId>-c<n>`, re-drives `<runId>-r<n>`, and a run
+ * machine execution's hand-off to the loop machine `<that name>-l`.
+ */
 export function runIdOfExecution(name: string): string {
-  return name.replace(CONTINUED, "").replace(REDRIVEN, "");
+  return name.replace(CONTINUED, "").replace(HANDED_OFF, "").replace(REDRIVEN, "");
 }
 
 /** How many times the sweeper may re-drive a run whose execution died for an infrastructure reason. */
@@ -46,8 +51,13 @@ export async function redriveOrEnd(deps: RunDeps, run: RunRecord, execution: Exe
     // Before the start: an attempt of the dead execution that still runs (the Lambda outlives its
     // execution) sees the newer generation within a second and stops without deciding or finalizing.
     await markRedriven(deps.db, run.runId, generation);
-    const started = await deps.executions.continueRun(`${run.runId}-r${generation}`, { runId: run.runId });
-    if (started.executionArn) await recordExecution(deps.db, run.runId, started.executionArn);
+    const name = `${run.runId}-r${generation}`;
+    // Named on the run before it starts: its Attempt drives the run only while the record names it
+    // (shared/run/hand-off.ts ownedElsewhere), and must not find the dead execution's name there.
+    const arn = deps.executions.executionArn?.(name);
+    if (arn) await recordExecution(deps.db, run.runId, arn);
+    const started = await deps.executions.continueRun(name, { runId: run.runId });
+    if (!arn && started.executionArn) await recordExecution(deps.db, run.runId, started.executionArn);
     deps.log.warn("run re-driven after its execution died", { runId: run.runId, generation, error: execution?.error ?? "ExecutionDoesNotExist" });
     return "redriven";
   }
@@ -56,7 +66,7 @@ export async function redriveOrEnd(deps: RunDeps, run: RunRecord, execution: Exe
 }
 
 function redriveGeneration(executionName: string): number {
-  return Number(REDRIVEN.exec(executionName)?.[1] ?? 0);
+  return Number(REDRIVEN.exec(executionName.replace(HANDED_OFF, ""))?.[1] ?? 0);
 }
 
 function runIdOfExecutionTail(executionArn: string | undefined): string {

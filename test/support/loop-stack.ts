@@ -72,8 +72,6 @@ export interface LoopStack {
 export const STALL_IDLE_TIMEOUT_SECONDS = 5;
 
 const DECIDING_STATES = new Set(["Attempt", "RecoverAttempt"]);
-/** States an execution of a run ends in (Continued hands over to the next execution instead). */
-const TERMINAL_STATES = new Set(["Done", "FinalizeFailed"]);
 
 export async function startLoopStack(configure: (providers: FakeProviders) => Record<string, unknown>, options: { meter?: SdkMeter } = {}): Promise<LoopStack> {
   const oai = await FakeOpenAIServer.start();
@@ -130,20 +128,27 @@ async function accept(stack: LocalStack, request: Record<string, unknown>): Prom
 }
 
 /**
- * Until the run record is terminal and the execution that finalized it has
- * closed (so every state event is in). Faster than `stack.idle()`, which also
- * waits out the SQS poller's long poll.
+ * Until the run record is terminal and every execution of the run (the run
+ * machine's, and the loop machine's it may have handed off to) has closed, so
+ * every state event is in. Faster than `stack.idle()`, which also waits out
+ * the SQS poller's long poll.
  */
 async function untilEnded(stack: LocalStack, runId: string, events: LocalExecutionEvent[], timeoutMs = RUN_END_TIMEOUT_MS): Promise<RunRecord> {
   const deadline = Date.now() + timeoutMs;
-  // Events of one execution arrive in order: once its terminal state is entered, all of them are in.
-  const finalClosed = () =>
-    events.some(
-      (e) => e.kind === "state" && executionNameOf(e.executionArn).startsWith(runId) && e.event.type === "StateEntered" && TERMINAL_STATES.has(e.event.state.name),
-    );
+  const allClosed = () => {
+    const seen = new Set<string>();
+    const closed = new Set<string>();
+    for (const e of events) {
+      const arn = e.kind === "state" ? e.executionArn : e.execution.executionArn;
+      if (!executionNameOf(arn).startsWith(runId)) continue;
+      seen.add(arn);
+      if (e.kind === "closed") closed.add(arn);
+    }
+    return seen.size > 0 && [...seen].every((arn) => closed.has(arn));
+  };
   for (;;) {
     const run = await getRun(stack.deps.db, runId);
-    if (run && TERMINAL_STATUSES.has(run.status) && finalClosed()) return run;
+    if (run && TERMINAL_STATUSES.has(run.status) && allClosed()) return run;
     if (Date.now() > deadline) throw new Error(`run ${runId} did not end within ${timeoutMs} ms (status ${run?.status})`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }

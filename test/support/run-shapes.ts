@@ -45,11 +45,11 @@ const LONG_ANSWER = `Here is a detailed answer. ${"The quick brown fox jumps ove
 export const RUN_SHAPES: readonly RunShape[] = [
   {
     name: "clean",
-    description: "one attempt, one model call, answer: Attempt -> Route -> Done",
+    description: "one attempt, one model call, answer: the run machine's Attempt, nothing else",
     priming: [],
     message: "What is the capital of France?",
     script: [chat.text("Paris.")],
-    expected: { states: ["Attempt", "Route", "Done"], decisions: ["finalize:ok:completed"] },
+    expected: { states: ["Attempt"], decisions: ["finalize:ok:completed"] },
   },
   {
     name: "rate_limit_retry",

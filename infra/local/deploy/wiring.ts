@@ -64,7 +64,7 @@ export async function wireTriggers(assembly: LoadedAssembly, deployed: DeployedR
   const { invoke } = poolInvokers(options.around);
   const gateway = await startFrontDoor(entries, deployed, options, invoke);
   closers.push(() => gateway.close());
-  const machine = registerStateMachine(entries, deployed, options, invoke);
+  const machine = registerStateMachines(entries, deployed, options, invoke);
   const sources = startEventSources(entries, deployed, options, invoke);
   closers.push(...sources.map((source) => () => source.stop()));
   const rules = startRules(entries, deployed, options, invoke, machine?.arn);
@@ -152,13 +152,14 @@ function asyncInvocationOf(fn: DeployedFunction, options: WiringOptions) {
   };
 }
 
-function registerStateMachine(entries: Entry[], deployed: DeployedResources, options: WiringOptions, invoke: (fn: DeployedFunction) => <R>(event: unknown) => Promise<R>) {
-  const machine = entries.find(([, r]) => r.Type === "AWS::StepFunctions::StateMachine");
-  if (!machine) return undefined;
-  const [logicalId, resource] = machine;
-  const properties = resolveValue(resource.Properties ?? {}, deployed.scope) as { DefinitionString?: string; Definition?: object; DefinitionSubstitutions?: Record<string, string> };
-  let text = properties.DefinitionString ?? JSON.stringify(properties.Definition ?? {});
-  for (const [key, value] of Object.entries(properties.DefinitionSubstitutions ?? {})) text = text.replaceAll(`\${${key}}`, value);
+/**
+ * Every state machine of the template (the run machine and the loop machine),
+ * its Task states bound to the deployed functions. Answers the run machine:
+ * the one the functions' STATE_MACHINE_ARN names.
+ */
+function registerStateMachines(entries: Entry[], deployed: DeployedResources, options: WiringOptions, invoke: (fn: DeployedFunction) => <R>(event: unknown) => Promise<R>) {
+  const machines = entries.filter(([, r]) => r.Type === "AWS::StepFunctions::StateMachine");
+  if (machines.length === 0) return undefined;
   const taskHandlers: Record<string, (input: unknown) => Promise<unknown>> = {};
   const taskTimeoutsMs: Record<string, number> = {};
   for (const fn of deployed.functions.values()) {
@@ -166,9 +167,15 @@ function registerStateMachine(entries: Entry[], deployed: DeployedResources, opt
     // The sandbox enforces the function's own timeout; the task waits a little longer to hear it.
     taskTimeoutsMs[fn.arn] = fn.pool.definition.timeoutSeconds * 1000 + 1000;
   }
-  const name = deployed.scope.resources.get(logicalId)!.attributes.Name;
-  const arn = options.sfn.register({ name, definition: JSON.parse(text) as object, taskHandlers, taskTimeoutsMs, waitStateMs: options.waitStateMs });
-  return { arn };
+  const arns = machines.map(([logicalId, resource]) => {
+    const properties = resolveValue(resource.Properties ?? {}, deployed.scope) as { DefinitionString?: string; Definition?: object; DefinitionSubstitutions?: Record<string, string> };
+    let text = properties.DefinitionString ?? JSON.stringify(properties.Definition ?? {});
+    for (const [key, value] of Object.entries(properties.DefinitionSubstitutions ?? {})) text = text.replaceAll(`\${${key}}`, value);
+    const name = deployed.scope.resources.get(logicalId)!.attributes.Name;
+    return options.sfn.register({ name, definition: JSON.parse(text) as object, taskHandlers, taskTimeoutsMs, waitStateMs: options.waitStateMs });
+  });
+  const named = [...deployed.functions.values()].map((fn) => fn.environment.STATE_MACHINE_ARN).find((arn) => arn && arns.includes(arn));
+  return { arn: named ?? arns[0] };
 }
 
 function startEventSources(entries: Entry[], deployed: DeployedResources, options: WiringOptions, invoke: (fn: DeployedFunction) => <R>(event: unknown) => Promise<R>) {

@@ -13,7 +13,7 @@
 const RUNTIME_AND_LIBRARY_READS = /^(AWS_|POWERTOOLS_|_X_AMZN_|NODE_|HOME$|HOMEDRIVE$|HOMEPATH$|USERPROFILE$|ENVIRONMENT$|LOG_LEVEL$|FORCE_COLOR$|NO_COLOR$|WATCH_REPORT_DEPENDENCIES$|OPENAI_|ANTHROPIC_|DEBUG$|UNDICI_|JEST_WORKER_ID$|DEBUG_CLS_HOOKED$|npm_package_)/;
 
 /** Our settings a function may lack: shared/config/runtime.ts reads them all; using an absent one throws. */
-export const OPTIONAL_SETTINGS: readonly string[] = ["QUEUE_URL", "STATE_MACHINE_ARN", "WS_MANAGEMENT_ENDPOINT", "AUTH_TOKEN_SHA256", "PROVIDER_KEYS_SECRET_ARN", "CHANNEL_SECRETS_ARN"];
+export const OPTIONAL_SETTINGS: readonly string[] = ["QUEUE_URL", "STATE_MACHINE_ARN", "LOOP_STATE_MACHINE_ARN", "WS_MANAGEMENT_ENDPOINT", "AUTH_TOKEN_SHA256", "PROVIDER_KEYS_SECRET_ARN", "CHANNEL_SECRETS_ARN"];
 
 export function unexpectedEnvReads(reads: Iterable<string>): string[] {
   return [...reads].filter((name) => !RUNTIME_AND_LIBRARY_READS.test(name) && !OPTIONAL_SETTINGS.includes(name)).sort();
