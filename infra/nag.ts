@@ -25,7 +25,8 @@ export const RUNNER_ACKNOWLEDGEMENTS: readonly NagAcknowledgement[] = [
   { id: "AwsSolutions-SF2", reason: "X-Ray on the state machine follows the `tracing` prop (on by default, like the functions' tracing); a deployment that turns it off does so to keep its cost flat." },
   { id: "AwsSolutions-SQS3", reason: "AsyncFailures is itself the dead-letter destination of asynchronous invocations (infra/async-invocations.ts); the run queue has its own DLQ." },
   { id: "AwsSolutions-IAM5[Resource::*]", reason: "CloudWatch Logs delivery actions of the state machine's logging (logs:CreateLogDelivery, ...) and X-Ray put actions support no resource-level scoping." },
-  { id: "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:AgentRunner-run-loop:*]", reason: "The sweeper describes and stops executions of this one state machine; execution names are run ids, known only at run time." },
+  { id: "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:AgentRunner-run-loop:*]", reason: "The sweeper describes and stops executions of the run machine; execution names are run ids, known only at run time." },
+  { id: "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:AgentRunner-run-continued:*]", reason: "The sweeper describes and stops executions of the loop machine, where runs go on after their first attempt; execution names derive from run ids, known only at run time." },
 ];
 
 /** Connection ids are generated per socket: ManageConnections can only be scoped to the stage and method. */

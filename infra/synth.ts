@@ -60,6 +60,8 @@ export { functionKeysByLogicalId } from "./function-keys";
 export interface RenderOptions {
   region: string;
   accountId: string;
+  /** Which of the stack's state machines (infra/state-machine.ts): the run machine unless told. */
+  machine?: "run" | "loop";
 }
 
 export interface RenderedStateMachine {
@@ -75,7 +77,7 @@ export function placeholderFunctionArn(key: string, opts: RenderOptions): string
 }
 
 export function renderStateMachineDefinition(template: object, opts: RenderOptions): RenderedStateMachine {
-  const machine = onlyResourceOfType(template, "AWS::StepFunctions::StateMachine");
+  const machine = stateMachineResource(template, opts.machine ?? "run");
   const resolved = resolveValue(machine.Properties?.DefinitionString, scopeFor(template, opts));
   if (typeof resolved !== "string") throw new Error("DefinitionString did not resolve to a string");
   const definition = JSON.parse(resolved) as Record<string, unknown>;
@@ -96,10 +98,12 @@ function resourcesOf(template: object): Record<string, CfnResource> {
   return isRecord(resources) ? (resources as Record<string, CfnResource>) : {};
 }
 
-function onlyResourceOfType(template: object, type: string): CfnResource {
-  const found = Object.values(resourcesOf(template)).filter((r) => r.Type === type);
-  if (found.length !== 1) throw new Error(`expected exactly one ${type}, found ${found.length}`);
-  return found[0];
+/** The run machine's logical id has `RunStateMachine` in it, the loop machine's `LoopStateMachine`. */
+function stateMachineResource(template: object, machine: "run" | "loop"): CfnResource {
+  const type = "AWS::StepFunctions::StateMachine";
+  const found = Object.entries(resourcesOf(template)).filter(([id, r]) => r.Type === type && id.includes(machine === "loop" ? "LoopStateMachine" : "RunStateMachine"));
+  if (found.length !== 1) throw new Error(`expected exactly one ${machine} ${type}, found ${found.length}`);
+  return found[0][1];
 }
 
 function taskFunctionsOf(definition: Record<string, unknown>, template: object, opts: RenderOptions): Record<string, string> {

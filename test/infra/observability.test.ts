@@ -60,7 +60,7 @@ describe("alarms", () => {
   it("sends every alarm's ALARM and OK to the created topic", () => {
     const [topicId] = resourcesOfType(defaults, "AWS::SNS::Topic")[0]!;
     const alarms = resourcesOfType(defaults, "AWS::CloudWatch::Alarm");
-    expect(alarms.length).toBe(4 + FUNCTION_KEYS.length);
+    expect(alarms.length).toBe(6 + FUNCTION_KEYS.length);
     for (const [, alarm] of alarms) {
       expect(alarm.Properties!.AlarmActions).toEqual([{ Ref: topicId }]);
       expect(alarm.Properties!.OKActions).toEqual([{ Ref: topicId }]);

@@ -27,6 +27,7 @@ beforeAll(() => {
 });
 
 const STATE_MACHINE_NAME = "AgentRunner-run-loop";
+const LOOP_STATE_MACHINE_NAME = "AgentRunner-run-continued";
 const STATES_ARN_PREFIX = "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}";
 
 describe("resources", () => {
@@ -35,7 +36,8 @@ describe("resources", () => {
     // The run queue, its dead-letter queue, and the failure destinations of asynchronous invocations (ws-api's, the sweeper's).
     template.resourceCountIs("AWS::SQS::Queue", 4);
     template.resourceCountIs("AWS::Lambda::Function", 9);
-    template.resourceCountIs("AWS::StepFunctions::StateMachine", 1);
+    // The run machine and the loop machine (infra/state-machine.ts).
+    template.resourceCountIs("AWS::StepFunctions::StateMachine", 2);
     template.resourceCountIs("AWS::ApiGateway::RestApi", 1);
     template.resourceCountIs("AWS::ApiGatewayV2::Api", 1);
     template.resourceCountIs("AWS::ApiGatewayV2::Route", WS_ROUTE_KEYS.length);
@@ -96,7 +98,7 @@ describe("resources", () => {
     });
   });
 
-  it("runs the sweeper when a run execution of this machine ends FAILED, TIMED_OUT or ABORTED", () => {
+  it("runs the sweeper when a run execution of either machine ends FAILED, TIMED_OUT or ABORTED", () => {
     const rules = resourcesOfType(json, "AWS::Events::Rule").filter(([, r]) => r.Properties?.EventPattern);
     expect(rules).toHaveLength(1);
     const [[, rule]] = rules;
@@ -104,7 +106,10 @@ describe("resources", () => {
     expect(pattern.source).toEqual(["aws.states"]);
     expect(pattern["detail-type"]).toEqual(["Step Functions Execution Status Change"]);
     expect(pattern.detail.status).toEqual(["FAILED", "TIMED_OUT", "ABORTED"]);
-    expect(pattern.detail.stateMachineArn.map(flattenJoin)).toEqual([`${STATES_ARN_PREFIX}:stateMachine:${STATE_MACHINE_NAME}`]);
+    expect(pattern.detail.stateMachineArn.map(flattenJoin)).toEqual([
+      `${STATES_ARN_PREFIX}:stateMachine:${STATE_MACHINE_NAME}`,
+      `${STATES_ARN_PREFIX}:stateMachine:${LOOP_STATE_MACHINE_NAME}`,
+    ]);
     expect(rule.Properties?.Targets).toEqual([expect.objectContaining({ Arn: { "Fn::GetAtt": [logicalIdOfFunction(json, "sweeper"), "Arn"] } })]);
   });
 
@@ -114,9 +119,9 @@ describe("resources", () => {
     );
   });
 
-  it("alarms on the DLQ, failed and timed-out executions and every function's errors", () => {
+  it("alarms on the DLQ, failed and timed-out executions (of both machines) and every function's errors", () => {
     // + RunErrorsAlarm on the runner's own metric (test/infra/observability.test.ts).
-    template.resourceCountIs("AWS::CloudWatch::Alarm", 4 + FUNCTION_KEYS.length);
+    template.resourceCountIs("AWS::CloudWatch::Alarm", 6 + FUNCTION_KEYS.length);
     const alarm = (metric: string, namespace: string) =>
       template.hasResourceProperties("AWS::CloudWatch::Alarm", {
         MetricName: metric,
@@ -160,13 +165,13 @@ describe("functions", () => {
   });
 
   it.each([
-    ["rest-api", ["QUEUE_URL", "AUTH_TOKEN_SHA256", "WS_MANAGEMENT_ENDPOINT", "STATE_MACHINE_ARN"]],
-    ["ws-api", ["QUEUE_URL", "AUTH_TOKEN_SHA256", "WS_MANAGEMENT_ENDPOINT", "STATE_MACHINE_ARN"]],
-    ["dispatcher", ["STATE_MACHINE_ARN"]],
-    ["attempt", ["WS_MANAGEMENT_ENDPOINT", "PROVIDER_KEYS_SECRET_ARN", "PROVIDER_KEYS_MAX_AGE_SECONDS", "STATE_MACHINE_ARN"]],
-    ["decide", ["WS_MANAGEMENT_ENDPOINT", "STATE_MACHINE_ARN"]],
-    ["run-finalize", ["WS_MANAGEMENT_ENDPOINT", "STATE_MACHINE_ARN"]],
-    ["sweeper", ["STATE_MACHINE_ARN", "WS_MANAGEMENT_ENDPOINT"]],
+    ["rest-api", ["QUEUE_URL", "AUTH_TOKEN_SHA256", "WS_MANAGEMENT_ENDPOINT", "STATE_MACHINE_ARN", "LOOP_STATE_MACHINE_ARN"]],
+    ["ws-api", ["QUEUE_URL", "AUTH_TOKEN_SHA256", "WS_MANAGEMENT_ENDPOINT", "STATE_MACHINE_ARN", "LOOP_STATE_MACHINE_ARN"]],
+    ["dispatcher", ["STATE_MACHINE_ARN", "LOOP_STATE_MACHINE_ARN"]],
+    ["attempt", ["WS_MANAGEMENT_ENDPOINT", "PROVIDER_KEYS_SECRET_ARN", "PROVIDER_KEYS_MAX_AGE_SECONDS", "STATE_MACHINE_ARN", "LOOP_STATE_MACHINE_ARN"]],
+    ["decide", ["WS_MANAGEMENT_ENDPOINT", "STATE_MACHINE_ARN", "LOOP_STATE_MACHINE_ARN"]],
+    ["run-finalize", ["WS_MANAGEMENT_ENDPOINT", "STATE_MACHINE_ARN", "LOOP_STATE_MACHINE_ARN"]],
+    ["sweeper", ["STATE_MACHINE_ARN", "LOOP_STATE_MACHINE_ARN", "WS_MANAGEMENT_ENDPOINT"]],
   ] as const)("%s gets exactly its environment", (key, extra) => {
     const env = json.Resources?.[logicalIdOfFunction(json, key)].Properties?.Environment as {
       Variables: Record<string, unknown>;
@@ -314,27 +319,34 @@ describe("IAM", () => {
     expect(can("DeleteItem")).toEqual(["rest-api", "ws-api", "dispatcher", "attempt", "decide", "run-finalize", "sweeper", "openai-api"]);
   });
 
-  it("lets exactly the APIs (abort hands a lane on), dispatcher, attempt (continue-as-new), run-finalize and sweeper start executions of the one state machine", () => {
+  it("lets exactly the APIs (abort hands a lane on), dispatcher, attempt and decide (hand-off, continue-as-new), run-finalize and sweeper start executions of the two machines", () => {
     template.hasResourceProperties("AWS::StepFunctions::StateMachine", { StateMachineName: STATE_MACHINE_NAME });
+    template.hasResourceProperties("AWS::StepFunctions::StateMachine", { StateMachineName: LOOP_STATE_MACHINE_NAME });
     const starters = FUNCTION_KEYS.filter((key) =>
       statementsOfFunction(json, key).some((s) => actionsOf(s).includes("states:StartExecution")),
     );
-    expect(starters).toEqual(["rest-api", "ws-api", "dispatcher", "attempt", "run-finalize", "sweeper"]);
+    expect(starters).toEqual(["rest-api", "ws-api", "dispatcher", "attempt", "decide", "run-finalize", "sweeper"]);
     for (const key of starters) {
       const [statement] = statementsFor(statementsOfFunction(json, key), "states:").filter((s) =>
         actionsOf(s).includes("states:StartExecution"),
       );
       expect(actionsOf(statement)).toEqual(["states:StartExecution"]);
-      expect(flattenJoin(statement.Resource)).toBe(`${STATES_ARN_PREFIX}:stateMachine:${STATE_MACHINE_NAME}`);
+      expect((statement.Resource as unknown[]).map(flattenJoin)).toEqual([
+        `${STATES_ARN_PREFIX}:stateMachine:${STATE_MACHINE_NAME}`,
+        `${STATES_ARN_PREFIX}:stateMachine:${LOOP_STATE_MACHINE_NAME}`,
+      ]);
     }
   });
 
-  it("scopes the sweeper's Describe/StopExecution to this machine's executions", () => {
+  it("scopes the sweeper's Describe/StopExecution to the two machines' executions", () => {
     const statement = statementsFor(statementsOfFunction(json, "sweeper"), "states:").find((s) =>
       actionsOf(s).includes("states:StopExecution"),
     );
     expect(actionsOf(statement!).sort()).toEqual(["states:DescribeExecution", "states:StopExecution"]);
-    expect(flattenJoin(statement!.Resource)).toBe(`${STATES_ARN_PREFIX}:execution:${STATE_MACHINE_NAME}:*`);
+    expect((statement!.Resource as unknown[]).map(flattenJoin)).toEqual([
+      `${STATES_ARN_PREFIX}:execution:${STATE_MACHINE_NAME}:*`,
+      `${STATES_ARN_PREFIX}:execution:${LOOP_STATE_MACHINE_NAME}:*`,
+    ]);
   });
 
   it.each([

@@ -7,6 +7,7 @@ import {
   LAMBDA_RETRY,
   LAMBDA_TRANSIENT_ERRORS,
   PINNED_ERROR_NAMES,
+  RUN_MACHINE_STATES,
   STATE_MACHINE_TIMEOUT_SECONDS,
   STATE_NAMES,
   TASK_FUNCTIONS,
@@ -37,33 +38,67 @@ interface Asl { StartAt: string; States: Record<string, AslState>; TimeoutSecond
 
 const RENDER = { region: "eu-west-1", accountId: "123456789012" };
 let json: CfnTemplate;
+/** The loop machine (most of the loop's states); the run machine is `runAsl`. */
 let rendered: RenderedStateMachine;
 let asl: Asl;
+let runRendered: RenderedStateMachine;
+let runAsl: Asl;
 const state = (name: string): AslState => asl.States[name];
+const runState = (name: string): AslState => runAsl.States[name];
 
 beforeAll(() => {
   json = synthesizeTemplate({ bundling: false });
-  rendered = renderStateMachineDefinition(json, RENDER);
+  rendered = renderStateMachineDefinition(json, { ...RENDER, machine: "loop" });
   asl = rendered.definition as unknown as Asl;
+  runRendered = renderStateMachineDefinition(json, RENDER);
+  runAsl = runRendered.definition as unknown as Asl;
 });
 
 describe("definition", () => {
   it("is JSONPath only: no JSONata anywhere", () => {
-    const [[, machine]] = resourcesOfType(json, "AWS::StepFunctions::StateMachine");
-    expect(JSON.stringify(machine.Properties)).not.toMatch(/JSONata/i);
-    expect(asl.QueryLanguage ?? "JSONPath").toBe("JSONPath");
-    for (const s of Object.values(asl.States)) expect((s as { QueryLanguage?: string }).QueryLanguage).toBeUndefined();
+    const machines = resourcesOfType(json, "AWS::StepFunctions::StateMachine");
+    expect(machines).toHaveLength(2);
+    for (const [, machine] of machines) expect(JSON.stringify(machine.Properties)).not.toMatch(/JSONata/i);
+    for (const definition of [asl, runAsl]) {
+      expect(definition.QueryLanguage ?? "JSONPath").toBe("JSONPath");
+      for (const s of Object.values(definition.States)) expect((s as { QueryLanguage?: string }).QueryLanguage).toBeUndefined();
+    }
   });
 
-  it("passes asl-validator", () => {
+  it("passes asl-validator, both machines", () => {
     // The validator writes defaults (QueryLanguage) into what it is given.
-    const result = aslValidator(structuredClone(rendered.definition));
-    expect(result.errorsText()).toBe("");
-    expect(result.isValid).toBe(true);
+    for (const definition of [rendered.definition, runRendered.definition]) {
+      const result = aslValidator(structuredClone(definition));
+      expect(result.errorsText()).toBe("");
+      expect(result.isValid).toBe(true);
+    }
   });
 
-  it("has exactly the pinned states, starting at Attempt (the run-start prelude is folded into it)", () => {
-    expect(asl.StartAt).toBe(STATE_NAMES.attempt);
+  it("the run machine is Attempt (End), RecoverAttempt (End), FinalizeRun (End) and FinalizeFailed: a clean run is one transition", () => {
+    expect(runAsl.StartAt).toBe(STATE_NAMES.attempt);
+    expect(Object.keys(runAsl.States).sort()).toEqual([...RUN_MACHINE_STATES].sort());
+    expect(runState("Attempt")).toMatchObject({ Type: "Task", End: true, Parameters: { "runId.$": "$.runId", "entry.$": "$$.Execution.Name" } });
+    expect(runState("Attempt").Next).toBeUndefined();
+    expect(runState("Attempt").Retry).toEqual([{ ErrorEquals: [...LAMBDA_TRANSIENT_ERRORS], IntervalSeconds: 2, MaxAttempts: 3, BackoffRate: 2 }]);
+    expect(runState("Attempt").Catch).toEqual([{ ErrorEquals: [ALL_ERRORS], ResultPath: "$.crash", Next: "RecoverAttempt" }]);
+    expect(runState("RecoverAttempt")).toMatchObject({
+      Type: "Task",
+      End: true,
+      Parameters: { "runId.$": "$.runId", "entry.$": "$$.Execution.Name", "crash.$": "$.crash" },
+      Catch: [{ ErrorEquals: [ALL_ERRORS], ResultPath: "$.crash", Next: "FinalizeRun" }],
+    });
+    expect(runState("FinalizeRun")).toMatchObject({
+      End: true,
+      Retry: [{ ErrorEquals: [ALL_ERRORS], IntervalSeconds: 1, MaxAttempts: 5, BackoffRate: 2 }],
+      Catch: [{ ErrorEquals: [ALL_ERRORS], Next: "FinalizeFailed" }],
+    });
+    expect(runState("FinalizeRun").Parameters).toBeUndefined();
+    expect(runState("FinalizeFailed")).toMatchObject({ Type: "Fail", Error: FINALIZE_FAILED_ERROR });
+    expect(runAsl.TimeoutSeconds).toBe(49 * 3600);
+  });
+
+  it("the loop machine has exactly the pinned states, starting at Route (a hand-off or a continuation brings a decision)", () => {
+    expect(asl.StartAt).toBe(STATE_NAMES.route);
     expect(Object.keys(asl.States).sort()).toEqual(Object.values(STATE_NAMES).sort());
     expect(STATE_NAMES).toEqual({
       attempt: "Attempt", recoverAttempt: "RecoverAttempt", route: "Route",
@@ -79,9 +114,10 @@ describe("definition", () => {
     for (const target of targets) expect(asl.States).toHaveProperty([target]);
   });
 
-  it("runs Attempt on the execution input ({runId}, or {runId, loop} when continued as new) and moves to Route", () => {
+  it("runs Attempt on the state Route passes it and moves to Route", () => {
     expect(state("Attempt")).toMatchObject({ Type: "Task", Next: "Route" });
     expect(asl.States).not.toHaveProperty("StartRun");
+    expect(runAsl.States).not.toHaveProperty("StartRun");
   });
 
   it("passes the whole state to every task and lets results replace it", () => {
@@ -175,7 +211,7 @@ describe("pinned error names", () => {
   });
 
   it("matches on no name outside the pinned list in any Retry or Catch", () => {
-    const matched = Object.values(asl.States).flatMap((s) => [...(s.Retry ?? []), ...(s.Catch ?? [])].flatMap((r) => r.ErrorEquals));
+    const matched = [...Object.values(asl.States), ...Object.values(runAsl.States)].flatMap((s) => [...(s.Retry ?? []), ...(s.Catch ?? [])].flatMap((r) => r.ErrorEquals));
     expect(matched.length).toBeGreaterThan(0);
     for (const name of matched) expect(PINNED_ERROR_NAMES).toContain(name);
   });
@@ -195,21 +231,26 @@ describe("the history budget's model of the machine (shared/core/history-budget.
 });
 
 describe("deployment wiring", () => {
-  it("is a Standard machine logging errors only to its log group", () => {
+  it("both are Standard machines logging errors only to their own log group", () => {
     const template = Template.fromJSON(json);
-    template.hasResourceProperties("AWS::StepFunctions::StateMachine", {
-      StateMachineType: "STANDARD",
-      LoggingConfiguration: { Level: "ERROR", IncludeExecutionData: false, Destinations: [{ CloudWatchLogsLogGroup: { LogGroupArn: { "Fn::GetAtt": [expectString(), "Arn"] } } }] },
-    });
+    const groups = stateLogGroups();
+    expect(groups).toHaveLength(2);
+    for (const group of groups) {
+      template.hasResourceProperties("AWS::StepFunctions::StateMachine", {
+        StateMachineType: "STANDARD",
+        LoggingConfiguration: { Level: "ERROR", IncludeExecutionData: false, Destinations: [{ CloudWatchLogsLogGroup: { LogGroupArn: { "Fn::GetAtt": [group, "Arn"] } } }] },
+      });
+    }
   });
 
-  it("may invoke exactly the three task functions", () => {
-    const [[, machine]] = resourcesOfType(json, "AWS::StepFunctions::StateMachine");
-    const roleId = (machine.Properties?.RoleArn as { "Fn::GetAtt": [string, string] })["Fn::GetAtt"][0];
-    const invoke = statementsOfRole(json, roleId).filter((s) => s.Action === "lambda:InvokeFunction");
-    const targets = new Set(JSON.stringify(invoke.map((s) => s.Resource)).match(/"Fn::GetAtt":\["([^"]+)","Arn"\]/g));
-    const expected = [...new Set(Object.values(TASK_FUNCTIONS))].map((key) => `"Fn::GetAtt":["${logicalIdOfFunction(json, key)}","Arn"]`);
-    expect([...targets].sort()).toEqual(expected.sort());
+  it("each may invoke exactly the three task functions", () => {
+    for (const [, machine] of resourcesOfType(json, "AWS::StepFunctions::StateMachine")) {
+      const roleId = (machine.Properties?.RoleArn as { "Fn::GetAtt": [string, string] })["Fn::GetAtt"][0];
+      const invoke = statementsOfRole(json, roleId).filter((s) => s.Action === "lambda:InvokeFunction");
+      const targets = new Set(JSON.stringify(invoke.map((s) => s.Resource)).match(/"Fn::GetAtt":\["([^"]+)","Arn"\]/g));
+      const expected = [...new Set(Object.values(TASK_FUNCTIONS))].map((key) => `"Fn::GetAtt":["${logicalIdOfFunction(json, key)}","Arn"]`);
+      expect([...targets].sort()).toEqual(expected.sort());
+    }
   });
 });
 
@@ -225,6 +266,7 @@ describe("renderStateMachineDefinition", () => {
       Object.values(TASK_FUNCTIONS).map((key) => [placeholderFunctionArn(key, RENDER), key]),
     );
     expect(rendered.taskFunctions).toEqual(expected);
+    expect(runRendered.taskFunctions).toEqual(expected);
     expect(placeholderFunctionArn("attempt", RENDER)).toBe("arn:aws:lambda:eu-west-1:123456789012:function:agent-runner-attempt");
     for (const [name, key] of Object.entries(TASK_FUNCTIONS)) {
       // An integration task (PauseForInput's waitForTaskToken) names its function in Parameters.
@@ -234,8 +276,8 @@ describe("renderStateMachineDefinition", () => {
   });
 
   it("refuses intrinsics it cannot resolve instead of passing them through (the local deployer's resolver)", () => {
-    // The stack's template with its one state machine's definition replaced.
-    const [[machineId, machine]] = resourcesOfType(json, "AWS::StepFunctions::StateMachine");
+    // The stack's template with its run machine's definition replaced.
+    const [[machineId, machine]] = resourcesOfType(json, "AWS::StepFunctions::StateMachine").filter(([id]) => id.includes("RunStateMachine"));
     const render = (definitionString: unknown) =>
       renderStateMachineDefinition(
         { Resources: { ...json.Resources, [machineId]: { ...machine, Properties: { DefinitionString: definitionString } } } },
@@ -250,10 +292,10 @@ describe("renderStateMachineDefinition", () => {
   });
 });
 
-function expectString(): string {
-  return resourcesOfType(json, "AWS::Logs::LogGroup").find(([, g]) =>
-    String(g.Properties?.LogGroupName ?? "").startsWith("/aws/vendedlogs/states/"),
-  )![0];
+function stateLogGroups(): string[] {
+  return resourcesOfType(json, "AWS::Logs::LogGroup")
+    .filter(([, g]) => String(g.Properties?.LogGroupName ?? "").startsWith("/aws/vendedlogs/states/"))
+    .map(([id]) => id);
 }
 
 describe("PauseForInput", () => {

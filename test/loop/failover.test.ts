@@ -219,14 +219,17 @@ describe("long runs", () => {
     long.oai.enqueue(perMinute(), chat.text("done after a continuation"));
     const run = await long.run("hi");
     expect(run.status).toBe("ok");
-    expect(run.executions).toHaveLength(2);
-    expect(run.executions[1]).toMatch(new RegExp(`:${run.runId}-c1$`));
+    // The run machine's Attempt hands the wait to the loop machine (`-l`), which continues as new (`-c1`).
+    expect(run.executions).toHaveLength(3);
+    expect(run.executions[1]).toMatch(new RegExp(`:${run.runId}-l$`));
+    expect(run.executions[2]).toMatch(new RegExp(`:${run.runId}-c1$`));
     expect(run.executionStates).toEqual([
-      ["Attempt", "Route", "WaitBeforeRetry", "Attempt", "Route", "Continued"],
-      ["Attempt", "Route", "Done"],
+      ["Attempt"],
+      ["Route", "WaitBeforeRetry", "Attempt", "Route", "Continued"],
+      ["Route", "Attempt", "Route", "Done"],
     ]);
     expect(decisionLabels(run.decisions)).toEqual(["wait:10", "continue_as_new", "finalize:ok:completed"]);
-    expect(run.record.executionArn).toBe(run.executions[1]);
+    expect(run.record.executionArn).toBe(run.executions[2]);
     expect(run.record.result?.payloads[0]?.text).toBe("done after a continuation");
   });
 });
