@@ -4,7 +4,7 @@ import { validate } from "../../shared/http/rest";
 import { isRetryableCrash, recoverFromCrash } from "../../shared/run/recover";
 import { startRun } from "../../shared/run/start-run";
 import { RecoverInputSchema, type RecoverInput, type StepPointer } from "../../shared/run/pointer";
-import { handOff, ownedElsewhere, type HandedOff } from "../../shared/run/hand-off";
+import { handOff, supersededBy, type HandedOff } from "../../shared/run/hand-off";
 import { getRun } from "../../shared/aws/runs";
 import { pauseForInput, PauseInputSchema } from "../../shared/run/pause-for-input";
 import type { AppDeps } from "../../shared/runtime/app-deps";
@@ -24,10 +24,10 @@ export function createDecideHandler(deps: AppDeps) {
     }
     const input = validate(RecoverInputSchema, stripDecision(event));
     if (!input.entry) return recover(input);
-    // A run machine's recovery: unless another execution drives the run already (the crashed Attempt
-    // handed off before it failed), the loop machine goes on from this decision.
+    // A run machine's recovery hands its decision to the loop machine, unless a newer re-drive drives the
+    // run. (If the crashed Attempt had handed off already, the hand-off starts nothing new.)
     const run = await getRun(deps.db, input.runId);
-    const owner = run ? ownedElsewhere(run, input.entry) : undefined;
+    const owner = run ? supersededBy(run, input.entry) : undefined;
     if (owner) return { runId: input.runId, handedOff: owner };
     return handOff(deps, input.entry, await recover(input));
   });

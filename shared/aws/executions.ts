@@ -1,5 +1,6 @@
 import type { SFNClient } from "@aws-sdk/client-sfn";
 import type { LazyClient } from "./clients";
+import { executionMachine } from "../core/execution-names";
 
 // The SDK package loads with the client (./clients.ts): never at the function's import.
 const sdk = () => import("@aws-sdk/client-sfn");
@@ -53,15 +54,6 @@ export interface RunMachineArns {
 
 /** SendTaskSuccess errors that mean "nobody waits for this token any more". */
 const TASK_GONE = new Set(["TaskTimedOut", "TaskDoesNotExist", "InvalidToken"]);
-
-/** A hand-off's execution: the run machine's execution name plus this. */
-export const HAND_OFF_SUFFIX = "-l";
-const IN_LOOP_MACHINE = /(?:-c\d+|-l)$/;
-
-/** Which machine an execution of this name runs in: continuations and hand-offs run in the loop machine. */
-export function executionMachine(name: string): keyof RunMachineArns {
-  return IN_LOOP_MACHINE.test(name) ? "loop" : "run";
-}
 
 /** `...:stateMachine:<machine>` -> `...:execution:<machine>:<name>` (a run's first execution is named by its run id). */
 export function executionArnOf(stateMachineArn: string, name: string): string {

@@ -10,6 +10,8 @@
  * | WebSocket                      | connectionId, routeKey, tenant          |
  * | EventBridge execution change   | runId (execution name), executionArn    |
  */
+import { runIdOfExecution } from "../core/execution-names";
+
 export type CorrelationKeys = Partial<Record<"runId" | "sessionKey" | "executionArn" | "attempt" | "tenant" | "connectionId" | "routeKey", string | number>>;
 
 type Json = Record<string, unknown>;
@@ -18,8 +20,6 @@ const text = (value: unknown): string | undefined => (typeof value === "string" 
 
 const RUN_PATH = /\/v1\/runs\/([^/]+)/;
 const SESSION_PATH = /\/v1\/sessions\/([^/]+)/;
-/** `<runId>` or `<runId>-c<generation>` (continue-as-new). */
-const EXECUTION_NAME = /^(.*?)(?:-c\d+)?$/;
 
 export function correlationKeysOf(event: unknown): CorrelationKeys {
   if (!isObject(event)) return {};
@@ -55,7 +55,7 @@ function fromExecutionEvent(detail: Json): CorrelationKeys {
   const executionArn = text(detail.executionArn);
   if (executionArn) keys.executionArn = executionArn;
   const name = text(detail.name);
-  if (name) keys.runId = EXECUTION_NAME.exec(name)![1]!;
+  if (name) keys.runId = runIdOfExecution(name);
   return keys;
 }
 

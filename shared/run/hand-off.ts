@@ -1,5 +1,5 @@
 import { recordExecution, type RunRecord } from "../aws/runs";
-import { HAND_OFF_SUFFIX } from "../aws/executions";
+import { handOffName, redriveGeneration } from "../core/execution-names";
 import type { RunDeps } from "./deps";
 import type { StepPointer } from "./pointer";
 
@@ -9,39 +9,47 @@ import type { StepPointer } from "./pointer";
  * state, and every other run goes on exactly as it would have past Route.
  */
 
+export { handOffName };
+
 /** What a run machine task answers once the loop machine has the run; the execution ends on it. */
 export type HandedOff = StepPointer & { handedOff: string };
 
-/** The loop machine's execution for a run machine execution (`<runId>` or a re-drive's `<runId>-r<n>`). */
-export function handOffName(entry: string): string {
-  return `${entry}${HAND_OFF_SUFFIX}`;
-}
-
 /**
- * Starts the loop machine at Route with the step's decision. The run record
- * names the new execution before it starts: whoever looks for the run's
- * current execution (the sweeper, a retried task of this execution) finds the
- * loop's from then on, never a finished run machine execution that looks dead.
- * Idempotent: the name is fixed, so a repeated hand-off starts nothing new.
+ * Starts the loop machine at Route with the step's decision, then names the
+ * new execution on the run record. In that order: the run machine's execution
+ * runs until this task returns, so whoever looks for the run's current
+ * execution (the sweeper) finds a running one all along, never a name that
+ * does not exist yet. Idempotent: the name is fixed, so a repeated hand-off
+ * (a task that died between the two, a retried task) starts nothing new.
  */
 export async function handOff(deps: RunDeps, entry: string, step: StepPointer): Promise<HandedOff> {
-  const name = handOffName(entry);
   // Continue-as-new already started the run's next execution from the loop head.
   if (step.decision.action === "continue_as_new") return { ...step, handedOff: `${step.runId}-c${step.loop.execution.generation}` };
   const { continueRun, executionArn } = deps.executions;
   if (!continueRun || !executionArn) throw new Error("the hand-off needs STATE_MACHINE_ARN and LOOP_STATE_MACHINE_ARN in this function");
-  await recordExecution(deps.db, step.runId, executionArn(name));
+  const name = handOffName(entry);
   await continueRun(name, { runId: step.runId, loop: step.loop, decision: step.decision });
+  await recordExecution(deps.db, step.runId, executionArn(name));
   return { ...step, handedOff: name };
 }
 
+/** The name of the execution the run record says drives the run (undefined before the run started). */
+export function currentExecutionName(run: Pick<RunRecord, "executionArn">): string | undefined {
+  return run.executionArn?.slice(run.executionArn.lastIndexOf(":") + 1);
+}
+
 /**
- * A run machine task that finds the run already handed on (its record names
- * another execution: this task is Step Functions' retry of one that handed
- * off, or a re-drive superseded it) must not run an attempt beside the one
- * that owns the run now.
+ * A newer re-drive drives the run (its execution, or its own hand-off): a
+ * late task of the execution it superseded must not run an attempt beside
+ * it. An older name on the record is not an owner: a re-drive's first task
+ * may read the record before the sweeper names the re-drive there.
  */
-export function ownedElsewhere(run: Pick<RunRecord, "executionArn">, entry: string): string | undefined {
-  const current = run.executionArn?.slice(run.executionArn.lastIndexOf(":") + 1);
-  return current !== undefined && current !== entry ? current : undefined;
+export function supersededBy(run: Pick<RunRecord, "executionArn">, entry: string): string | undefined {
+  const current = currentExecutionName(run);
+  return current !== undefined && redriveGeneration(current) > redriveGeneration(entry) ? current : undefined;
+}
+
+/** This run machine execution already handed the run on (the task is Step Functions' retry of one that did). */
+export function handedOffAlready(run: Pick<RunRecord, "executionArn">, entry: string): boolean {
+  return currentExecutionName(run) === handOffName(entry);
 }

@@ -11,7 +11,7 @@ import type { LoopPointer } from "./pointer";
 import { profileCounts } from "./profiles";
 import { enterSession, sessionStartEntries } from "./session-boundary";
 import { runStartHooks } from "./run-start-hooks";
-import { ownedElsewhere } from "./hand-off";
+import { handedOffAlready, handOffName, supersededBy } from "./hand-off";
 
 /** Lease for short steps that only append a message. */
 const SHORT_LEASE_MS = 60_000;
@@ -34,8 +34,9 @@ export interface StartOptions {
   holdClaimForMs?: number;
   /**
    * The run machine execution this start runs in (shared/run/hand-off.ts):
-   * when the run record names another one, the run went on there, and this
-   * start writes nothing and answers `ownedBy`.
+   * when the run record names a newer re-drive, or this execution's own
+   * hand-off (this is Step Functions' retry of a task that handed off), the
+   * run goes on there, and this start writes nothing and answers `ownedBy`.
    */
   entry?: string;
 }
@@ -48,7 +49,7 @@ export async function startRun(anyDeps: RunDeps, runId: string, carried?: LoopSt
   const deps = await depsForConfigVersion(anyDeps, found.configVersion);
   let run = found;
   let ended: FinalizeDecision | undefined;
-  const ownedBy = options.entry === undefined ? undefined : ownedElsewhere(found, options.entry);
+  const ownedBy = options.entry === undefined ? undefined : ownerBesides(found, options.entry);
   if (!ownedBy && !TERMINAL_STATUSES.has(run.status)) {
     const startedAt = deps.db.now();
     // Independent items, written at once. markRunning is false on a redelivery: the lane wait is measured once.
@@ -92,6 +93,10 @@ export async function startRun(anyDeps: RunDeps, runId: string, carried?: LoopSt
   if (ownedBy) return { runId, loop, ownedBy };
   // A blocked run goes straight to FinalizeRun through the Attempt task (shared/run/loop-iteration.ts).
   return ended ? { runId, loop, decision: ended } : { runId, loop };
+}
+
+function ownerBesides(run: RunRecord, entry: string): string | undefined {
+  return supersededBy(run, entry) ?? (handedOffAlready(run, entry) ? handOffName(entry) : undefined);
 }
 
 /**

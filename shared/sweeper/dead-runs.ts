@@ -1,6 +1,7 @@
 import { getRun, recordExecution, requestAbort, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
 import { markRedriven } from "../aws/abort-flag";
 import type { ExecutionState, ExecutionStatus } from "../aws/executions";
+import { continuationGeneration, redriveGeneration, runIdOfExecution } from "../core/execution-names";
 import { finalizeRun } from "../run/finalize-run";
 import type { RunDeps } from "../ports/run-deps";
 import { handOffLane } from "../lanes/handoff";
@@ -15,18 +16,7 @@ export function isClosed(status: ExecutionStatus): boolean {
   return status !== "RUNNING" && status !== "PENDING_REDRIVE";
 }
 
-const CONTINUED = /-c(\d+)$/;
-const REDRIVEN = /-r(\d+)$/;
-const HANDED_OFF = /-l$/;
-
-/**
- * The run id an execution belongs to: the run's first execution is named by
- * it, continuations `<runId>-c<n>`, re-drives `<runId>-r<n>`, and a run
- * machine execution's hand-off to the loop machine `<that name>-l`.
- */
-export function runIdOfExecution(name: string): string {
-  return name.replace(CONTINUED, "").replace(HANDED_OFF, "").replace(REDRIVEN, "");
-}
+export { runIdOfExecution };
 
 /** How many times the sweeper may re-drive a run whose execution died for an infrastructure reason. */
 export const MAX_REDRIVES = 2;
@@ -51,22 +41,13 @@ export async function redriveOrEnd(deps: RunDeps, run: RunRecord, execution: Exe
     // Before the start: an attempt of the dead execution that still runs (the Lambda outlives its
     // execution) sees the newer generation within a second and stops without deciding or finalizing.
     await markRedriven(deps.db, run.runId, generation);
-    const name = `${run.runId}-r${generation}`;
-    // Named on the run before it starts: its Attempt drives the run only while the record names it
-    // (shared/run/hand-off.ts ownedElsewhere), and must not find the dead execution's name there.
-    const arn = deps.executions.executionArn?.(name);
-    if (arn) await recordExecution(deps.db, run.runId, arn);
-    const started = await deps.executions.continueRun(name, { runId: run.runId });
-    if (!arn && started.executionArn) await recordExecution(deps.db, run.runId, started.executionArn);
+    const started = await deps.executions.continueRun(`${run.runId}-r${generation}`, { runId: run.runId });
+    if (started.executionArn) await recordExecution(deps.db, run.runId, started.executionArn);
     deps.log.warn("run re-driven after its execution died", { runId: run.runId, generation, error: execution?.error ?? "ExecutionDoesNotExist" });
     return "redriven";
   }
   await endDeadRun(deps, run, execution ?? { status: "FAILED", error: "ExecutionDoesNotExist", cause: "The run's execution no longer exists." });
   return "ended";
-}
-
-function redriveGeneration(executionName: string): number {
-  return Number(REDRIVEN.exec(executionName.replace(HANDED_OFF, ""))?.[1] ?? 0);
 }
 
 function runIdOfExecutionTail(executionArn: string | undefined): string {
@@ -83,7 +64,7 @@ export async function currentExecution(deps: RunDeps, run: RunRecord): Promise<E
   if (!describe) return "unknown";
   let state = await describe(run.executionArn ?? run.runId);
   if (state?.status !== "SUCCEEDED") return state;
-  const from = Number(CONTINUED.exec(run.executionArn ?? "")?.[1] ?? 0);
+  const from = continuationGeneration(run.executionArn ?? "");
   for (let generation = from + 1; generation <= from + 100; generation += 1) {
     const next = await describe(`${run.runId}-c${generation}`);
     if (!next) break;

@@ -33,6 +33,8 @@ interface Case {
   tool?: boolean;
   /** Ends `error` by design (nothing left to retry); the answer is the error. */
   expectError?: boolean;
+  /** The run ends in the loop execution the run machine handed it to: no re-drive rescued it. */
+  handedOff?: boolean;
 }
 
 const CASES: Case[] = [
@@ -48,6 +50,20 @@ const CASES: Case[] = [
   { name: "attempt killed before its inline terminal write", ws: true, rules: [{ at: "edge", caller: "attempt", action: "dynamodb:UpdateItem", bodyIncludes: ":endedAt", effect: { kind: "kill", when: "before" } }] },
   { name: "attempt killed after its inline terminal write", ws: true, rules: [{ at: "edge", caller: "attempt", action: "dynamodb:UpdateItem", bodyIncludes: ":endedAt", effect: { kind: "kill", when: "after" } }] },
   { name: "attempt past its timeout after its inline terminal write", ws: true, rules: [{ at: "edge", caller: "attempt", action: "dynamodb:UpdateItem", bodyIncludes: ":endedAt", effect: { kind: "timeout" } }] },
+  // The run machine's Attempt hands an unfinished run to the loop machine (shared/run/hand-off.ts). Five throttled
+  // terminal writes make its inline finalize give up, so it hands the finalize on; then it dies around the hand-off.
+  { name: "attempt killed after starting the loop execution it hands the run to, before naming it on the run", handedOff: true, rules: [
+    { at: "edge", action: "dynamodb:UpdateItem", bodyIncludes: ":endedAt", effect: { kind: "throttle" }, times: 5 },
+    { at: "edge", caller: "attempt", action: "states:StartExecution", effect: { kind: "kill", when: "after" } },
+  ] },
+  { name: "attempt killed after naming its hand-off on the run", handedOff: true, rules: [
+    { at: "edge", action: "dynamodb:UpdateItem", bodyIncludes: ":endedAt", effect: { kind: "throttle" }, times: 5 },
+    { at: "edge", caller: "attempt", action: "dynamodb:UpdateItem", bodyIncludes: ["executionArn = :arn", "run-continued"], effect: { kind: "kill", when: "after" } },
+  ] },
+  { name: "Step Functions throttling on the hand-off's StartExecution", handedOff: true, rules: [
+    { at: "edge", action: "dynamodb:UpdateItem", bodyIncludes: ":endedAt", effect: { kind: "throttle" }, times: 5 },
+    { at: "edge", caller: "attempt", action: "states:StartExecution", effect: { kind: "throttle" }, times: 2 },
+  ] },
   { name: "Lambda TooManyRequestsException invoking attempt", rules: [{ at: "invoke", function: "attempt", effect: { kind: "throttle" } }] },
   // No case throttles run-finalize's invocation: a clean run never invokes it (the Attempt finalizes inline).
   { name: "DynamoDB ThrottlingException (x2) on the attempt's reads", rules: [{ at: "edge", caller: "attempt", action: "dynamodb:Query", effect: { kind: "throttle" }, times: 2 }] },
@@ -105,6 +121,7 @@ describe("fault matrix on the template-deployed stack", () => {
       // Ends exactly once, with an answer.
       expect(run.status, `${run.error} ${JSON.stringify(run.result?.meta?.reason)}`).toBe(c.expectError ? "error" : "ok");
       expect(run.result?.payloads.length).toBeGreaterThan(0);
+      if (c.handedOff) expect(run.executionArn, "the run record names").toBe(stack.deps.executions.executionArn!(`${runId}-l`));
       // The message is in the transcript once, its answer after it; no orphan tool_use.
       const entries = await readEntries(stack.deps.db, run.sessionId);
       const messages = entries.filter((e: any) => e.kind === undefined || e.kind === "message").map((e: any) => e.message ?? e);

@@ -138,7 +138,7 @@ describe("before_agent_run", () => {
     expect(run.record.error).toBe("Blocked: this assistant is closed for maintenance.");
     expect(payloadsOf(run)).toEqual([{ text: "Blocked: this assistant is closed for maintenance.", isError: true }]);
     expect(run.meta).toMatchObject({ error: { kind: "hook_block" }, attempts: 0 });
-    expect(run.states).toEqual(["Attempt", "Route", "Done"]);
+    expect(run.states).toEqual(["Attempt"]);
     const hooks = hooksOf(run.runId);
     expect(hooks).toEqual(["message_received", "before_model_resolve", "before_agent_run", "agent_end"]);
     expect(recorder.of("agent_end", (e) => e.runId === run.runId)[0]).toMatchObject({ outcome: "error", meta: { error: { kind: "hook_block" } } });

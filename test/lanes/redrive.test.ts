@@ -1,6 +1,6 @@
 /** The sweeper re-drives runs whose execution died for an infrastructure reason, then ends them (issue 16). */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getRun } from "../../shared/aws/runs";
+import { getRun, recordExecution } from "../../shared/aws/runs";
 import { MAX_REDRIVES, onExecutionEnded } from "../../shared/sweeper/dead-runs";
 import { sweep } from "../../shared/sweeper/sweep";
 import { LaneHarness } from "./harness";
@@ -66,5 +66,43 @@ describe("sweeper: executions that died of the service", () => {
     h.executions.states.set(`${runId}-r${MAX_REDRIVES}`, { status: "FAILED", error: "States.Runtime" });
     expect(await onExecutionEnded(deps, { name: `${runId}-r${MAX_REDRIVES}`, executionArn: arn(`${runId}-r${MAX_REDRIVES}`), status: "FAILED", error: "States.Runtime" })).toBe("finalized");
     expect(await getRun(h.db, runId)).toMatchObject({ status: "error", error: expect.stringContaining("States.Runtime") });
+  });
+});
+
+describe("sweeper: runs handed to the loop machine", () => {
+  it("re-drives a handed-off run in the run machine; a re-drive's own hand-off dying counts as that generation", async () => {
+    const { h, deps: base, runId } = await runningRun();
+    const arn = (name: string) => `arn:aws:states:us-east-1:000000000000:execution:m:${name}`;
+    const namedAtStart: Record<string, string | undefined> = {};
+    const deps = {
+      ...base,
+      executions: Object.assign(base.executions, {
+        executionArn: arn,
+        continueRun: async (name: string) => {
+          namedAtStart[name] = (await getRun(h.db, runId))?.executionArn;
+          h.executions.created.push(name);
+          h.executions.states.set(name, { status: "RUNNING" as const });
+          return { executionArn: arn(name), alreadyStarted: false };
+        },
+      }),
+    };
+    // The first attempt handed off: the record names <runId>-l, whose execution dies of the service.
+    await recordExecution(h.db, runId, arn(`${runId}-l`));
+    h.executions.states.set(runId, { status: "SUCCEEDED" });
+    h.executions.states.set(`${runId}-l`, { status: "RUNNING" });
+    // The run machine's execution ended as it handed off: the loop's carries on.
+    expect(await onExecutionEnded(deps, { name: runId, executionArn: arn(runId), status: "SUCCEEDED" })).toBe("ignored");
+    h.executions.states.set(`${runId}-l`, { status: "FAILED", error: "States.Runtime" });
+    await onExecutionEnded(deps, { name: `${runId}-l`, executionArn: arn(`${runId}-l`), status: "FAILED", error: "States.Runtime" });
+    expect(h.executions.created).toContain(`${runId}-r1`);
+    // Started before the record names it (the dead execution is named until then), then named.
+    expect(namedAtStart[`${runId}-r1`]).toBe(arn(`${runId}-l`));
+    expect((await getRun(h.db, runId))?.executionArn).toBe(arn(`${runId}-r1`));
+    // The re-drive handed off too (<runId>-r1-l), and that one dies: the next re-drive is -r2, not -r1 again.
+    await recordExecution(h.db, runId, arn(`${runId}-r1-l`));
+    h.executions.states.set(`${runId}-r1-l`, { status: "FAILED", error: "States.Runtime" });
+    await onExecutionEnded(deps, { name: `${runId}-r1-l`, executionArn: arn(`${runId}-r1-l`), status: "FAILED", error: "States.Runtime" });
+    expect(h.executions.created).toContain(`${runId}-r2`);
+    expect(await getRun(h.db, runId)).toMatchObject({ status: "running", executionArn: arn(`${runId}-r2`) });
   });
 });

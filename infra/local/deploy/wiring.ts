@@ -48,6 +48,8 @@ export interface Wiring {
   managementEndpoint: string;
   runQueueUrl?: string;
   stateMachineArn?: string;
+  /** The loop machine a run goes on in when its first attempt did not finish it. */
+  loopStateMachineArn?: string;
   /** The configuration the deployed functions run (keys blanked), for test-side inspection deps. */
   config: AgentConfig;
   outputs: Record<string, string>;
@@ -78,6 +80,7 @@ export async function wireTriggers(assembly: LoadedAssembly, deployed: DeployedR
     // The run queue is the FIFO one (ws-api also consumes its failure records from a standard queue).
     runQueueUrl: (sources.find((source) => source.queueUrl.endsWith(".fifo")) ?? sources[0])?.queueUrl,
     stateMachineArn: machine?.arn,
+    loopStateMachineArn: machine?.loopArn,
     config: loadDeployedConfig(attempt.environment.LAMBDA_TASK_ROOT, {}).config,
     outputs,
     idle: async () => {
@@ -154,8 +157,9 @@ function asyncInvocationOf(fn: DeployedFunction, options: WiringOptions) {
 
 /**
  * Every state machine of the template (the run machine and the loop machine),
- * its Task states bound to the deployed functions. Answers the run machine:
- * the one the functions' STATE_MACHINE_ARN names.
+ * its Task states bound to the deployed functions. Answers the run machine
+ * and the loop machine: the ones the functions' STATE_MACHINE_ARN and
+ * LOOP_STATE_MACHINE_ARN name.
  */
 function registerStateMachines(entries: Entry[], deployed: DeployedResources, options: WiringOptions, invoke: (fn: DeployedFunction) => <R>(event: unknown) => Promise<R>) {
   const machines = entries.filter(([, r]) => r.Type === "AWS::StepFunctions::StateMachine");
@@ -174,8 +178,8 @@ function registerStateMachines(entries: Entry[], deployed: DeployedResources, op
     const name = deployed.scope.resources.get(logicalId)!.attributes.Name;
     return options.sfn.register({ name, definition: JSON.parse(text) as object, taskHandlers, taskTimeoutsMs, waitStateMs: options.waitStateMs });
   });
-  const named = [...deployed.functions.values()].map((fn) => fn.environment.STATE_MACHINE_ARN).find((arn) => arn && arns.includes(arn));
-  return { arn: named ?? arns[0] };
+  const envOf = (key: string) => [...deployed.functions.values()].map((fn) => fn.environment[key]).find((arn) => arn && arns.includes(arn));
+  return { arn: envOf("STATE_MACHINE_ARN") ?? arns[0], loopArn: envOf("LOOP_STATE_MACHINE_ARN") };
 }
 
 function startEventSources(entries: Entry[], deployed: DeployedResources, options: WiringOptions, invoke: (fn: DeployedFunction) => <R>(event: unknown) => Promise<R>) {

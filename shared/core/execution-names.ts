@@ -1,0 +1,33 @@
+/**
+ * Execution names (pure). A run's first execution is named by its run id; a
+ * re-drive `<runId>-r<n>`; a run machine execution's hand-off to the loop
+ * machine `<that name>-l`; a continuation `<runId>-c<n>` (infra/state-machine.ts).
+ */
+const CONTINUED = /-c(\d+)$/;
+const REDRIVEN = /-r(\d+)$/;
+const HANDED_OFF = /-l$/;
+
+/** The loop machine execution a run machine execution hands its run to. */
+export function handOffName(entry: string): string {
+  return `${entry}-l`;
+}
+
+/** Which machine an execution of this name runs in: continuations and hand-offs run in the loop machine. */
+export function executionMachine(name: string): "run" | "loop" {
+  return CONTINUED.test(name) || HANDED_OFF.test(name) ? "loop" : "run";
+}
+
+/** The run id an execution belongs to. */
+export function runIdOfExecution(name: string): string {
+  return name.replace(CONTINUED, "").replace(HANDED_OFF, "").replace(REDRIVEN, "");
+}
+
+/** Which re-drive an execution belongs to (0: the run's first execution and its hand-off). */
+export function redriveGeneration(name: string): number {
+  return Number(REDRIVEN.exec(name.replace(HANDED_OFF, ""))?.[1] ?? 0);
+}
+
+/** The continuation generation of a `<runId>-c<n>` name (0 otherwise). */
+export function continuationGeneration(name: string): number {
+  return Number(CONTINUED.exec(name)?.[1] ?? 0);
+}
