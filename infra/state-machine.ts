@@ -18,8 +18,8 @@
  * there. One transition, where a Choice on the Attempt's answer would cost two
  * more (Route, then Done) on every run. An Attempt whose decision needs the
  * loop (a retry, a wait, a pause, a compaction, a FinalizeRun) hands the run
- * to the loop machine itself (shared/run/hand-off.ts: an execution named
- * `<execution>-l`, recorded on the run before it starts) and ends; so does
+ * to the loop machine itself (shared/run/hand-off.ts: it starts an execution
+ * named `<execution>-l`, then names it on the run record) and ends; so does
  * RecoverAttempt. The tasks get the execution's name (`$$.Execution.Name`) as
  * `entry`: that is how they know to hand off, and what they name the loop's
  * execution after.

@@ -1,4 +1,4 @@
-import type { FinalizeDecision, LoopState } from "../core/run-loop";
+import type { FinalizeDecision } from "../core/run-loop";
 import { ATTEMPT_LEASE_MARGIN_MS, attemptStep, YIELD_MARGIN_MS, type StepClock } from "./attempt-step";
 import { depsForConfigVersion, type RunDeps } from "./deps";
 import { finalizeRun } from "./finalize-run";
@@ -6,7 +6,7 @@ import type { FoldedAttemptInput, StepPointer } from "./pointer";
 import { startRun } from "./start-run";
 import { closeRunEmitter, noteWriterReleased, takeHeldClaim, withInvocationMemo } from "./invocation-memo";
 import { releaseWriter } from "../aws/transcript";
-import { handOff, handOffName } from "./hand-off";
+import { handOff } from "./hand-off";
 
 /**
  * The Attempt task's answer: a step for Route, with `finished` when this task
@@ -41,7 +41,9 @@ export async function foldedAttemptStep(coldDeps: RunDeps, input: FoldedAttemptI
   let done: { runDeps: RunDeps; step: FoldedStep };
   try {
     const started = await startAndAttempt(deps, input, clock);
-    if ("ownedBy" in started) return await ownedBy(deps, input, started);
+    // Another execution drives the run: Step Functions retried a task that had handed off (the hand-off
+    // names its execution on the run only once it started), or a newer re-drive superseded this one.
+    if ("ownedBy" in started) return { runId: input.runId, handedOff: started.ownedBy };
     const { runDeps, step } = started;
     if (step.decision.action !== "finalize" || clock.remainingMs() < YIELD_MARGIN_MS) done = { runDeps, step };
     else done = { runDeps, step: await finalizeInline(runDeps, step as StepPointer & { decision: FinalizeDecision }) };
@@ -53,27 +55,14 @@ export async function foldedAttemptStep(coldDeps: RunDeps, input: FoldedAttemptI
   return input.entry && !done.step.finished ? handOff(done.runDeps, input.entry, done.step) : done.step;
 }
 
-/**
- * A run machine Attempt whose run another execution drives: Step Functions
- * retried a task that had handed off (it makes sure its hand-off started:
- * the task may have died between naming it on the run and starting it; a
- * started one is not started again), or a re-drive superseded this execution.
- */
-async function ownedBy(deps: RunDeps, input: FoldedAttemptInput, started: { ownedBy: string; loop: LoopState }): Promise<FoldedStep | OwnedElsewhere> {
-  if (input.entry && started.ownedBy === handOffName(input.entry)) {
-    return handOff(deps, input.entry, { runId: input.runId, loop: started.loop, decision: { action: "attempt", reason: "hand_off_resumed" } });
-  }
-  return { runId: input.runId, handedOff: started.ownedBy };
-}
-
 /** The run start (first Attempt only) and the attempt, sharing one transcript claim. */
-async function startAndAttempt(deps: RunDeps, input: FoldedAttemptInput, clock: StepClock): Promise<{ runDeps: RunDeps; step: StepPointer } | { ownedBy: string; loop: LoopState }> {
+async function startAndAttempt(deps: RunDeps, input: FoldedAttemptInput, clock: StepClock): Promise<{ runDeps: RunDeps; step: StepPointer } | { ownedBy: string }> {
   try {
     const holdClaimForMs = clock.remainingMs() + ATTEMPT_LEASE_MARGIN_MS;
     const started = input.loop
       ? { runId: input.runId, loop: input.loop, decision: input.decision }
       : await startRun(deps, input.runId, undefined, { holdClaimForMs, ...(input.entry ? { entry: input.entry } : {}) });
-    if ("ownedBy" in started && started.ownedBy) return { ownedBy: started.ownedBy, loop: started.loop };
+    if ("ownedBy" in started && started.ownedBy) return { ownedBy: started.ownedBy };
     const runDeps = await depsForConfigVersion(deps, started.loop.configVersion);
     return { runDeps, step: await attemptStep(runDeps, started, clock) };
   } finally {

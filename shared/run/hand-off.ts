@@ -49,7 +49,11 @@ export function supersededBy(run: Pick<RunRecord, "executionArn">, entry: string
   return current !== undefined && redriveGeneration(current) > redriveGeneration(entry) ? current : undefined;
 }
 
-/** This run machine execution already handed the run on (the task is Step Functions' retry of one that did). */
+/**
+ * This run machine execution already handed the run on: the task is Step
+ * Functions' retry of one that did (the record names the hand-off only once
+ * it started, so there is nothing left to start).
+ */
 export function handedOffAlready(run: Pick<RunRecord, "executionArn">, entry: string): boolean {
   return currentExecutionName(run) === handOffName(entry);
 }

@@ -16,8 +16,6 @@ export function isClosed(status: ExecutionStatus): boolean {
   return status !== "RUNNING" && status !== "PENDING_REDRIVE";
 }
 
-export { runIdOfExecution };
-
 /** How many times the sweeper may re-drive a run whose execution died for an infrastructure reason. */
 export const MAX_REDRIVES = 2;
 

@@ -79,7 +79,7 @@ describe("hand-off to the loop machine", () => {
     expect(["run-c", "run-c-r1", "run-c-l", "run-c-r1-l", "run-c-c3"].map(executionMachine)).toEqual(["run", "run", "loop", "loop", "loop"]);
   });
 
-  it("a run machine task yields only to a newer re-drive; its own hand-off it makes sure of", () => {
+  it("a run machine task yields to its own hand-off and to a newer re-drive, never to an older name", () => {
     const named = (name?: string) => ({ executionArn: name === undefined ? undefined : arnOf(name) });
     expect(currentExecutionName(named("run-d-r1-l"))).toBe("run-d-r1-l");
     expect(["run-d", "run-d-l", "run-d-r1", "run-d-r1-l", "run-d-r2", "run-d-c4"].map(redriveGeneration)).toEqual([0, 0, 1, 1, 2, 0]);
