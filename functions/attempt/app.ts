@@ -1,7 +1,8 @@
 import type { Context } from "aws-lambda";
 import middy from "@middy/core";
 import { validate } from "../../shared/http/rest";
-import { foldedAttemptStep, type FoldedStep, type OwnedElsewhere } from "../../shared/run/folded-step";
+import { foldedAttemptStep, type FoldedStep } from "../../shared/run/folded-step";
+import type { OwnedElsewhere } from "../../shared/run/hand-off";
 import { FoldedAttemptInputSchema } from "../../shared/run/pointer";
 import type { AppDeps } from "../../shared/runtime/app-deps";
 

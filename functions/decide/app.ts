@@ -4,8 +4,8 @@ import { validate } from "../../shared/http/rest";
 import { isRetryableCrash, recoverFromCrash } from "../../shared/run/recover";
 import { startRun } from "../../shared/run/start-run";
 import { RecoverInputSchema, type RecoverInput, type StepPointer } from "../../shared/run/pointer";
-import { handOff, supersededBy, type HandedOff } from "../../shared/run/hand-off";
-import { getRun } from "../../shared/aws/runs";
+import { handOff, supersededBy, type HandedOff, type OwnedElsewhere } from "../../shared/run/hand-off";
+import { getRun, type RunRecord } from "../../shared/aws/runs";
 import { pauseForInput, PauseInputSchema } from "../../shared/run/pause-for-input";
 import type { AppDeps } from "../../shared/runtime/app-deps";
 
@@ -17,7 +17,7 @@ import type { AppDeps } from "../../shared/runtime/app-deps";
  */
 export function createDecideHandler(deps: AppDeps) {
   const recover = recoverer(deps);
-  return middy<unknown, StepPointer | HandedOff | { runId: string; handedOff: string } | { paused: string }, Error, Context>().handler(async (event) => {
+  return middy<unknown, StepPointer | HandedOff | OwnedElsewhere | { paused: string }, Error, Context>().handler(async (event) => {
     if (isPause(event)) {
       const input = validate(PauseInputSchema, event);
       return { paused: await pauseForInput(deps, input) };
@@ -29,17 +29,18 @@ export function createDecideHandler(deps: AppDeps) {
     const run = await getRun(deps.db, input.runId);
     const owner = run ? supersededBy(run, input.entry) : undefined;
     if (owner) return { runId: input.runId, handedOff: owner };
-    return handOff(deps, input.entry, await recover(input));
+    return handOff(deps, input.entry, await recover(input, run));
   });
 }
 
-function recoverer(deps: AppDeps): (input: RecoverInput) => Promise<StepPointer> {
-  return async (input) => {
+/** `read`: the run record this invocation has just read, so a start again does not read it twice. */
+function recoverer(deps: AppDeps): (input: RecoverInput, read?: RunRecord) => Promise<StepPointer> {
+  return async (input, read) => {
     if (!input.loop && isRetryableCrash(input.crash.Error)) {
       // The run's first Attempt task died (it starts the run too: shared/run/folded-step.ts) before the
       // state had a loop. The start is idempotent, so this step does it again to get the loop, then
       // decides on the crash like any attempt's; a second failure here is caught and ends the run (FinalizeRun).
-      const started = await startRun(deps, input.runId);
+      const started = await startRun(deps, input.runId, undefined, read ? { read } : {});
       deps.log.warn("first attempt crashed; run started again", { runId: input.runId, error: input.crash.Error });
       if (started.decision) return { ...started, decision: started.decision };
       return recoverFromCrash({ ...input, loop: started.loop });

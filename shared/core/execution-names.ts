@@ -7,6 +7,11 @@ const CONTINUED = /-c(\d+)$/;
 const REDRIVEN = /-r(\d+)$/;
 const HANDED_OFF = /-l$/;
 
+/** An execution's name: the last segment of its ARN ("" for none). */
+export function executionNameOfArn(executionArn: string | undefined): string {
+  return executionArn?.slice(executionArn.lastIndexOf(":") + 1) ?? "";
+}
+
 /** The loop machine execution a run machine execution hands its run to. */
 export function handOffName(entry: string): string {
   return `${entry}-l`;

@@ -6,7 +6,7 @@ import type { FoldedAttemptInput, StepPointer } from "./pointer";
 import { startRun } from "./start-run";
 import { closeRunEmitter, noteWriterReleased, takeHeldClaim, withInvocationMemo } from "./invocation-memo";
 import { releaseWriter } from "../aws/transcript";
-import { handOff } from "./hand-off";
+import { handOff, type OwnedElsewhere } from "./hand-off";
 
 /**
  * The Attempt task's answer: a step for Route, with `finished` when this task
@@ -14,12 +14,6 @@ import { handOff } from "./hand-off";
  * machine goes on with it (shared/run/hand-off.ts).
  */
 export type FoldedStep = StepPointer & { finished?: { status: string }; handedOff?: string };
-
-/** A run machine Attempt that found the run driven by another execution: it did nothing. */
-export interface OwnedElsewhere {
-  runId: string;
-  handedOff: string;
-}
 
 /**
  * The Attempt task with the run's first and last steps folded in, so a clean

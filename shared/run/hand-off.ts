@@ -1,5 +1,5 @@
 import { recordExecution, type RunRecord } from "../aws/runs";
-import { handOffName, redriveGeneration } from "../core/execution-names";
+import { executionNameOfArn, handOffName, redriveGeneration } from "../core/execution-names";
 import type { RunDeps } from "./deps";
 import type { StepPointer } from "./pointer";
 
@@ -9,10 +9,14 @@ import type { StepPointer } from "./pointer";
  * state, and every other run goes on exactly as it would have past Route.
  */
 
-export { handOffName };
-
 /** What a run machine task answers once the loop machine has the run; the execution ends on it. */
 export type HandedOff = StepPointer & { handedOff: string };
+
+/** A run machine task that found the run driven by another execution: it did nothing. */
+export interface OwnedElsewhere {
+  runId: string;
+  handedOff: string;
+}
 
 /**
  * Starts the loop machine at Route with the step's decision, then names the
@@ -35,7 +39,7 @@ export async function handOff(deps: RunDeps, entry: string, step: StepPointer): 
 
 /** The name of the execution the run record says drives the run (undefined before the run started). */
 export function currentExecutionName(run: Pick<RunRecord, "executionArn">): string | undefined {
-  return run.executionArn?.slice(run.executionArn.lastIndexOf(":") + 1);
+  return run.executionArn === undefined ? undefined : executionNameOfArn(run.executionArn);
 }
 
 /**

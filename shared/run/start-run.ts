@@ -11,7 +11,8 @@ import type { LoopPointer } from "./pointer";
 import { profileCounts } from "./profiles";
 import { enterSession, sessionStartEntries } from "./session-boundary";
 import { runStartHooks } from "./run-start-hooks";
-import { handedOffAlready, handOffName, supersededBy } from "./hand-off";
+import { handedOffAlready, supersededBy } from "./hand-off";
+import { handOffName } from "../core/execution-names";
 
 /** Lease for short steps that only append a message. */
 const SHORT_LEASE_MS = 60_000;
@@ -39,10 +40,12 @@ export interface StartOptions {
    * run goes on there, and this start writes nothing and answers `ownedBy`.
    */
   entry?: string;
+  /** The run record the caller read in this invocation (the run machine's RecoverAttempt): not read again. */
+  read?: RunRecord;
 }
 
 export async function startRun(anyDeps: RunDeps, runId: string, carried?: LoopState, options: StartOptions = {}): Promise<StartPointer> {
-  const found = await getRun(anyDeps.db, runId);
+  const found = options.read ?? (await getRun(anyDeps.db, runId));
   if (!found) throw new RunNotFoundError(runId);
   // Continue-as-new: a long run goes on in this fresh execution with its loop state.
   if (carried) return { runId, loop: carried };

@@ -1,7 +1,7 @@
 import { getRun, recordExecution, requestAbort, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
 import { markRedriven } from "../aws/abort-flag";
 import type { ExecutionState, ExecutionStatus } from "../aws/executions";
-import { continuationGeneration, redriveGeneration, runIdOfExecution } from "../core/execution-names";
+import { continuationGeneration, executionNameOfArn, redriveGeneration, runIdOfExecution } from "../core/execution-names";
 import { finalizeRun } from "../run/finalize-run";
 import type { RunDeps } from "../ports/run-deps";
 import { handOffLane } from "../lanes/handoff";
@@ -34,7 +34,7 @@ export function diedOfInfrastructure(execution: ExecutionState | undefined): boo
 export async function redriveOrEnd(deps: RunDeps, run: RunRecord, execution: ExecutionState | undefined, diedName?: string): Promise<"redriven" | "ended"> {
   // The died execution's own name counts too: a re-drive that dies at once can report its end before the
   // run record names it, and a stale generation would "re-drive" into the closed name it already used.
-  const generation = Math.max(redriveGeneration(runIdOfExecutionTail(run.executionArn)), redriveGeneration(diedName ?? "")) + 1;
+  const generation = Math.max(redriveGeneration(executionNameOfArn(run.executionArn)), redriveGeneration(diedName ?? "")) + 1;
   if (generation <= MAX_REDRIVES && deps.executions.continueRun) {
     // Before the start: an attempt of the dead execution that still runs (the Lambda outlives its
     // execution) sees the newer generation within a second and stops without deciding or finalizing.
@@ -46,10 +46,6 @@ export async function redriveOrEnd(deps: RunDeps, run: RunRecord, execution: Exe
   }
   await endDeadRun(deps, run, execution ?? { status: "FAILED", error: "ExecutionDoesNotExist", cause: "The run's execution no longer exists." });
   return "ended";
-}
-
-function runIdOfExecutionTail(executionArn: string | undefined): string {
-  return (executionArn ?? "").split(":").pop() ?? "";
 }
 
 /**

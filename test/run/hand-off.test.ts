@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRun, getRun, recordExecution, type RunRecord } from "../../shared/aws/runs";
 import type { RunExecutions } from "../../shared/aws/executions";
 import { executionMachine, redriveGeneration, runIdOfExecution } from "../../shared/core/execution-names";
-import { currentExecutionName, handedOffAlready, handOff, handOffName, supersededBy } from "../../shared/run/hand-off";
+import { currentExecutionName, handedOffAlready, handOff, supersededBy } from "../../shared/run/hand-off";
+import { handOffName } from "../../shared/core/execution-names";
 import { initialLoopState } from "../../shared/core/run-loop";
 import { Tables, runDeps, testConfig } from "../lanes/support";
 
