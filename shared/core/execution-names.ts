@@ -1,7 +1,10 @@
 /**
  * Execution names (pure). A run's first execution is named by its run id; a
  * re-drive `<runId>-r<n>`; a run machine execution's hand-off to the loop
- * machine `<that name>-l`; a continuation `<runId>-c<n>` (infra/state-machine.ts).
+ * machine `<that name>-l`; a continuation `<runId>-c<n>`, or `<runId>-r<m>-c<n>`
+ * in re-drive m (infra/state-machine.ts). A re-drive starts its loop afresh, so
+ * its continuations count from 1 again: without the re-drive in the name, they
+ * would ask for the closed executions of the run's first chain.
  */
 const CONTINUED = /-c(\d+)$/;
 const REDRIVEN = /-r(\d+)$/;
@@ -17,6 +20,11 @@ export function handOffName(entry: string): string {
   return `${entry}-l`;
 }
 
+/** The n-th continuation of the run's execution chain in re-drive `redrive` (0: the first chain). */
+export function continuationName(runId: string, redrive: number, generation: number): string {
+  return `${runId}${redrive > 0 ? `-r${redrive}` : ""}-c${generation}`;
+}
+
 /** Which machine an execution of this name runs in: continuations and hand-offs run in the loop machine. */
 export function executionMachine(name: string): "run" | "loop" {
   return CONTINUED.test(name) || HANDED_OFF.test(name) ? "loop" : "run";
@@ -27,9 +35,9 @@ export function runIdOfExecution(name: string): string {
   return name.replace(CONTINUED, "").replace(HANDED_OFF, "").replace(REDRIVEN, "");
 }
 
-/** Which re-drive an execution belongs to (0: the run's first execution and its hand-off). */
+/** Which re-drive an execution belongs to (0: the run's first execution, its hand-off and continuations). */
 export function redriveGeneration(name: string): number {
-  return Number(REDRIVEN.exec(name.replace(HANDED_OFF, ""))?.[1] ?? 0);
+  return Number(REDRIVEN.exec(name.replace(HANDED_OFF, "").replace(CONTINUED, ""))?.[1] ?? 0);
 }
 
 /** The continuation generation of a `<runId>-c<n>` name (0 otherwise). */

@@ -102,6 +102,8 @@ const ExecutionSchema = z.lazy(() => z.object({
   events: z.number().int().min(0).default(0),
   /** The history limit it continues as new before (Step Functions' 25,000 unless configured lower). */
   maxEvents: z.number().int().positive().optional(),
+  /** The re-drive whose executions these are (absent: the run's first); continuations are named by it (core/execution-names.ts). */
+  redrive: z.number().int().positive().optional(),
 }));
 
 // Built on first parse (z.lazy): a function that never reads these pays nothing for them at import (issue 15).
@@ -184,6 +186,8 @@ export interface LoopShape {
   maxHistoryEvents?: number;
   thinking?: ThinkingLevel;
   configVersion?: string;
+  /** The run's re-drive generation when this loop starts (0 or absent: its first execution). */
+  redrive?: number;
 }
 
 export function initialLoopState(modelCount: number, shape: LoopShape = {}): LoopState {
@@ -210,6 +214,7 @@ export function initialLoopState(modelCount: number, shape: LoopShape = {}): Loo
       maxIterations: shape.iterationsPerExecution ?? LIMITS.iterationsPerExecution,
       events: START_EVENTS,
       ...(shape.maxHistoryEvents ? { maxEvents: shape.maxHistoryEvents } : {}),
+      ...(shape.redrive ? { redrive: shape.redrive } : {}),
     },
     calibration: {},
     ...(shape.configVersion ? { configVersion: shape.configVersion } : {}),

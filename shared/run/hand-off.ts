@@ -1,5 +1,5 @@
 import { recordExecution, type RunRecord } from "../aws/runs";
-import { executionNameOfArn, handOffName, redriveGeneration } from "../core/execution-names";
+import { continuationName, executionNameOfArn, handOffName, redriveGeneration } from "../core/execution-names";
 import type { RunDeps } from "./deps";
 import type { StepPointer } from "./pointer";
 
@@ -28,7 +28,7 @@ export interface OwnedElsewhere {
  */
 export async function handOff(deps: RunDeps, entry: string, step: StepPointer): Promise<HandedOff> {
   // Continue-as-new already started the run's next execution from the loop head.
-  if (step.decision.action === "continue_as_new") return { ...step, handedOff: `${step.runId}-c${step.loop.execution.generation}` };
+  if (step.decision.action === "continue_as_new") return { ...step, handedOff: continuationName(step.runId, step.loop.execution.redrive ?? 0, step.loop.execution.generation) };
   const { continueRun, executionArn } = deps.executions;
   if (!continueRun || !executionArn) throw new Error("the hand-off needs STATE_MACHINE_ARN and LOOP_STATE_MACHINE_ARN in this function");
   const name = handOffName(entry);

@@ -2,6 +2,7 @@ import { markProfileFailure, markProfileGood } from "../aws/auth-profiles";
 import { recordExecution, type RunRecord } from "../aws/runs";
 import { readEntries } from "../aws/transcript";
 import { contextChars, estimateTokens } from "../core/context-budget";
+import { continuationName } from "../core/execution-names";
 import type { Step } from "../core/decide-steps";
 import type { AttemptOutcome, LoopState } from "../core/run-loop";
 import { modelHistory } from "../core/session-view";
@@ -56,7 +57,7 @@ export async function applyEffects(deps: RunDeps, run: RunRecord, step: Step, at
  */
 export async function continueAsNew(deps: RunDeps, runId: string, loop: LoopState): Promise<void> {
   if (!deps.executions.continueRun) throw new Error("continue-as-new needs STATE_MACHINE_ARN in the attempt function");
-  const name = `${runId}-c${loop.execution.generation}`;
+  const name = continuationName(runId, loop.execution.redrive ?? 0, loop.execution.generation);
   const started = await deps.executions.continueRun(name, { runId, loop, decision: { action: "attempt", reason: "continue_as_new" } });
   if (started.executionArn) await recordExecution(deps.db, runId, started.executionArn);
 }

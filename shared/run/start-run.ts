@@ -92,6 +92,7 @@ export async function startRun(anyDeps: RunDeps, runId: string, carried?: LoopSt
     iterationsPerExecution: deps.config.loop.iterationsPerExecution,
     ...(deps.config.loop.maxHistoryEvents < 25_000 ? { maxHistoryEvents: deps.config.loop.maxHistoryEvents } : {}),
     configVersion: run.configVersion,
+    ...(run.redriveGeneration ? { redrive: run.redriveGeneration } : {}),
   });
   if (ownedBy) return { runId, loop, ownedBy };
   // A blocked run goes straight to FinalizeRun through the Attempt task (shared/run/loop-iteration.ts).

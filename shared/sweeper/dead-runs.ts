@@ -1,7 +1,7 @@
 import { getRun, recordExecution, requestAbort, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
 import { markRedriven } from "../aws/abort-flag";
 import type { ExecutionState, ExecutionStatus } from "../aws/executions";
-import { continuationGeneration, executionNameOfArn, redriveGeneration, runIdOfExecution } from "../core/execution-names";
+import { continuationGeneration, continuationName, executionNameOfArn, redriveGeneration, runIdOfExecution } from "../core/execution-names";
 import { finalizeRun } from "../run/finalize-run";
 import type { RunDeps } from "../ports/run-deps";
 import { handOffLane } from "../lanes/handoff";
@@ -58,9 +58,11 @@ export async function currentExecution(deps: RunDeps, run: RunRecord): Promise<E
   if (!describe) return "unknown";
   let state = await describe(run.executionArn ?? run.runId);
   if (state?.status !== "SUCCEEDED") return state;
-  const from = continuationGeneration(run.executionArn ?? "");
+  const named = executionNameOfArn(run.executionArn);
+  const redrive = redriveGeneration(named);
+  const from = continuationGeneration(named);
   for (let generation = from + 1; generation <= from + 100; generation += 1) {
-    const next = await describe(`${run.runId}-c${generation}`);
+    const next = await describe(continuationName(run.runId, redrive, generation));
     if (!next) break;
     state = next;
   }

@@ -3,10 +3,10 @@ import { createSweeperHandler } from "../../functions/sweeper/app";
 import { createLambdaContext } from "../../infra/local/lambda-context";
 import { acquireSlot, slotHolders } from "../../shared/aws/global-lane";
 import { listRegisteredLanes } from "../../shared/aws/lane-registry";
-import { getRun, markEnded, recordHeartbeat } from "../../shared/aws/runs";
+import { getRun, markEnded, recordExecution, recordHeartbeat } from "../../shared/aws/runs";
 import { claimWriter } from "../../shared/aws/transcript";
 import { RunEventEmitter } from "../../shared/events/emitter";
-import { onExecutionEnded } from "../../shared/sweeper/dead-runs";
+import { currentExecution, onExecutionEnded } from "../../shared/sweeper/dead-runs";
 import { ABORT_DRAIN_MS, sweep } from "../../shared/sweeper/sweep";
 import type { AppDeps } from "../../shared/runtime/app-deps";
 import { sampleEvent } from "../support/events";
@@ -100,6 +100,18 @@ describe("sweeper: lanes whose run died", () => {
     h.executions.states.set(`${a}-c1`, { status: "RUNNING" });
     expect(await onExecutionEnded(deps, { name: a, executionArn: `x:${a}`, status: "SUCCEEDED" })).toBe("ignored");
     expect((await sweep(deps)).finalized).toEqual([]);
+    expect((await getRun(h.db, a))?.status).toBe("running");
+  });
+
+  it("follows a re-drive's continuations, not the first chain's", async () => {
+    const { h, deps, a } = await runningWithFollowup();
+    // The first chain continued as a-c1 and died; re-drive 1 continued as a-r1-c1, which runs now.
+    await recordExecution(h.db, a, `arn:aws:states:us-east-1:0:execution:m:${a}-r1`);
+    h.executions.states.set(`${a}-c1`, { status: "FAILED" });
+    h.executions.states.set(`${a}-r1`, { status: "SUCCEEDED" });
+    h.executions.states.set(`${a}-r1-c1`, { status: "RUNNING" });
+    expect(await currentExecution(deps, (await getRun(h.db, a))!)).toEqual({ status: "RUNNING" });
+    expect(await onExecutionEnded(deps, { name: `${a}-r1`, executionArn: `arn:aws:states:us-east-1:0:execution:m:${a}-r1`, status: "SUCCEEDED" })).toBe("ignored");
     expect((await getRun(h.db, a))?.status).toBe("running");
   });
 

@@ -4,9 +4,13 @@
  * order, and what a task of a handed-off or superseded execution does.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { createRun, getRun, recordExecution, type RunRecord } from "../../shared/aws/runs";
 import type { RunExecutions } from "../../shared/aws/executions";
-import { executionMachine, redriveGeneration, runIdOfExecution } from "../../shared/core/execution-names";
+import { continuationName, executionMachine, redriveGeneration, runIdOfExecution } from "../../shared/core/execution-names";
+import { markRedriven } from "../../shared/aws/abort-flag";
+import { startRun } from "../../shared/run/start-run";
+import { continueAsNew } from "../../shared/run/loop-effects";
 import { currentExecutionName, handedOffAlready, handOff, supersededBy } from "../../shared/run/hand-off";
 import { handOffName } from "../../shared/core/execution-names";
 import { initialLoopState } from "../../shared/core/run-loop";
@@ -76,14 +80,37 @@ describe("hand-off to the loop machine", () => {
 
   it("a re-drive's hand-off is named after the re-drive, and every name maps back to its run and machine", () => {
     expect(handOffName("run-c-r1")).toBe("run-c-r1-l");
-    for (const name of ["run-c", "run-c-r1", "run-c-l", "run-c-r1-l", "run-c-c3"]) expect(runIdOfExecution(name)).toBe("run-c");
-    expect(["run-c", "run-c-r1", "run-c-l", "run-c-r1-l", "run-c-c3"].map(executionMachine)).toEqual(["run", "run", "loop", "loop", "loop"]);
+    const names = ["run-c", "run-c-r1", "run-c-l", "run-c-r1-l", "run-c-c3", "run-c-r1-c2"];
+    for (const name of names) expect(runIdOfExecution(name)).toBe("run-c");
+    expect(names.map(executionMachine)).toEqual(["run", "run", "loop", "loop", "loop", "loop"]);
+    expect(names.map(redriveGeneration)).toEqual([0, 1, 0, 1, 0, 1]);
+    expect([continuationName("run-c", 0, 3), continuationName("run-c", 1, 2)]).toEqual(["run-c-c3", "run-c-r1-c2"]);
+  });
+
+  it("a re-drive's loop continues as new under the re-drive's name, never into the first chain's closed continuations", async () => {
+    const db = await tables.fresh();
+    const { executions, started } = loopExecutions(db);
+    const deps = { ...runDeps(db, testConfig()), executions };
+    // Ended, so the start only builds the loop (it writes nothing for an ended run).
+    await runningRun(db, "run-e");
+    await db.doc.send(new UpdateCommand({ TableName: db.table, Key: { pk: "RUN#run-e", sk: "RUN" }, UpdateExpression: "SET #s = :ok", ExpressionAttributeNames: { "#s": "status" }, ExpressionAttributeValues: { ":ok": "ok" } }));
+    const first = await startRun(deps, "run-e");
+    expect(first.loop.execution.redrive).toBeUndefined();
+    await markRedriven(db, "run-e", 1);
+    const redriven = await startRun(deps, "run-e");
+    expect(redriven.loop.execution.redrive).toBe(1);
+    // The run's first chain had continued as run-e-c1; the re-drive's loop counts from 0 again.
+    await continueAsNew(deps, "run-e", { ...redriven.loop, execution: { ...redriven.loop.execution, generation: 1 } });
+    await continueAsNew(deps, "run-e", { ...first.loop, execution: { ...first.loop.execution, generation: 1 } });
+    expect(started.map((s) => s.name)).toEqual(["run-e-r1-c1", "run-e-c1"]);
+    const handed = await handOff(deps, "run-e-r1", { runId: "run-e", loop: { ...redriven.loop, execution: { ...redriven.loop.execution, generation: 2 } }, decision: { action: "continue_as_new", generation: 2 } });
+    expect(handed.handedOff).toBe("run-e-r1-c2");
   });
 
   it("a run machine task yields to its own hand-off and to a newer re-drive, never to an older name", () => {
     const named = (name?: string) => ({ executionArn: name === undefined ? undefined : arnOf(name) });
     expect(currentExecutionName(named("run-d-r1-l"))).toBe("run-d-r1-l");
-    expect(["run-d", "run-d-l", "run-d-r1", "run-d-r1-l", "run-d-r2", "run-d-c4"].map(redriveGeneration)).toEqual([0, 0, 1, 1, 2, 0]);
+    expect(["run-d", "run-d-l", "run-d-r1", "run-d-r1-l", "run-d-r2", "run-d-c4", "run-d-r2-c1"].map(redriveGeneration)).toEqual([0, 0, 1, 1, 2, 0, 2]);
     expect(supersededBy(named(undefined), "run-d")).toBeUndefined();
     expect(supersededBy(named("run-d"), "run-d")).toBeUndefined();
     expect(supersededBy(named("run-d-l"), "run-d")).toBeUndefined();
