@@ -31,9 +31,10 @@ export interface SteeringTranscript {
  * A message marked in 1 but not delivered when the run ends goes back to
  * waiting (settleMerged) and runs as a follow-up.
  */
-export function createSteeringPort(db: Db, runId: string, sessionKey: string, transcript: SteeringTranscript): SteeringPort {
+export function createSteeringPort(db: Db, runId: string, sessionKey: string, transcript: SteeringTranscript, onLaneRead?: (lane: LaneState) => void): SteeringPort {
   const steerEntries = async (read: Promise<LaneState> = getLane(db, sessionKey)) => {
     const lane = await read;
+    onLaneRead?.(lane);
     if (lane.activeRunId !== runId) return [];
     return dedupe(lane.waiting).filter((entry) => entry.kind === "steer");
   };

@@ -17,7 +17,7 @@ import type { RunDeps } from "./deps";
 import { runDeadline, runLoopIteration, type IterationInput } from "./loop-iteration";
 import type { StepPointer } from "./pointer";
 import type { PersistableAttempt } from "./loop-iteration";
-import { emitterClosedLater, noteFirstAttempt, noteWriterReleased, openRunEmitter, takeHeldClaim, type HeldClaim } from "./invocation-memo";
+import { emitterClosedLater, noteFirstAttempt, noteLaneRead, noteWriterReleased, openRunEmitter, takeHeldClaim, type HeldClaim } from "./invocation-memo";
 import { createSteeringPort } from "../lanes/steering";
 import { committedAnswer } from "./committed-answer";
 import { channelPreviewFor, withPreview } from "../channels/preview-sink";
@@ -108,7 +108,7 @@ async function executeAttempt(
       steering: createSteeringPort(deps.db, run.runId, run.sessionKey, {
         tail: () => ({ lastMessage: claim.lastMessage, lastRunId: claim.lastRunId, nextSeq: claim.nextSeq }),
         commit: (message) => session.commitTurn([message]),
-      }),
+      }, (lane) => noteLaneRead(deps, run.sessionKey, lane)),
     });
     // A completed attempt committed all it streamed; a failed one takes its partial text back.
     sink.retractUncommitted(report.outcome.kind);

@@ -10,7 +10,7 @@ import { handOffLane } from "../lanes/handoff";
 import type { RunDeps } from "./deps";
 import { replyToRequester } from "../events/final-response";
 import type { FinalizeInput } from "./pointer";
-import { attemptsKnownHere, openRunEmitter, takeFinalizeRead, writerReleasedHere } from "./invocation-memo";
+import { attemptsKnownHere, openRunEmitter, takeLaneRead, takeRunForFinalize, writerReleasedHere } from "./invocation-memo";
 import { loopMeta } from "./run-trace";
 import { outboundReply, runEndHooks } from "./run-end-hooks";
 import { lastEvents, runRecordExpiry } from "../aws/event-log";
@@ -26,19 +26,26 @@ type Finalize = Extract<Decision, { action: "finalize" }>;
  * hand the session lane to the next waiting run. Safe to run twice.
  */
 export async function finalizeRun(deps: RunDeps, input: FinalizeInput): Promise<{ runId: string; status: string }> {
-  const run = await (takeFinalizeRead(deps, input.runId) ?? getRun(deps.db, input.runId));
+  // Inline, after this invocation's attempt: the record its loop head had (invocation-memo.ts noteRunForFinalize).
+  const noted = takeRunForFinalize(deps, input.runId);
+  const run = noted ?? await getRun(deps.db, input.runId);
   if (!run) throw new RunNotFoundError(input.runId);
   const decision = finalDecision(input);
   // The record the terminal write answered (undefined when another task had ended the run).
   let ended: RunRecord | undefined;
-  if (!TERMINAL_STATUSES.has(run.status)) ended = await endRun(deps, run, input, decision);
+  if (!TERMINAL_STATUSES.has(run.status)) {
+    ended = await endRun(deps, run, input, decision);
+    // The noted record was older than the terminal write that refused: someone else ended the run
+    // meanwhile (the sweeper), and this finalize goes on as a retry of that ending would.
+    if (!ended && noted) await completeEndingOf(deps, run.runId);
+  }
   // A retry after the terminal write (this Lambda died, timed out, or lost its answer) completes
   // what the first try may not have done: the lifecycle end event and the requester's final answer.
   else await completeEnding(deps, run);
   // The attempt of this same invocation gave the claim up already (one refused write less).
   if (!writerReleasedHere(deps, run.runId)) await releaseWriter(deps.db, { sessionId: run.sessionId, runId: run.runId });
   // Settles messages folded into this run, frees its global slot, starts the session's next run.
-  await handOffLane(deps, run.runId, ended);
+  await handOffLane(deps, run.runId, ended, takeLaneRead(deps, run.sessionKey));
   // A channel message's reply goes out after the lane moved on: a slow platform never holds the session.
   await deliverReplyOrRegister({ db: deps.db, channels: deps.config.channels, log: deps.log, hooks: deps.hooks }, run.runId, ended);
   const final = ended ?? await getRun(deps.db, run.runId);
@@ -122,6 +129,11 @@ function lifecycleEnding(ending: Ending): Record<string, unknown> {
     status: ending.status,
     ...(ending.meta.error ? { kind: ending.meta.error.kind } : {}),
   };
+}
+
+async function completeEndingOf(deps: RunDeps, runId: string): Promise<void> {
+  const fresh = await getRun(deps.db, runId);
+  if (fresh && TERMINAL_STATUSES.has(fresh.status)) await completeEnding(deps, fresh);
 }
 
 /**

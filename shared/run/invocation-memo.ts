@@ -1,5 +1,6 @@
 import type { AttemptRecord } from "../aws/attempts";
-import { getRun, type RunRecord } from "../aws/runs";
+import type { RunRecord } from "../aws/runs";
+import type { LaneState } from "../core/lanes";
 import type { TranscriptEntry, WriterClaim } from "../aws/transcript";
 import { RunEventEmitter } from "../events/emitter";
 import type { RunDeps } from "./deps";
@@ -102,24 +103,42 @@ export function takeHeldClaim(deps: RunDeps, runId: string): HeldClaim | undefin
 }
 
 /**
- * The finalize's read of the run record, issued as soon as the attempt
- * decided to finalize, beside the attempt record's write (an item of its
- * own, and nothing between them writes the run record): the inline finalize
- * of this same invocation takes it instead of reading then. Only with a memo.
+ * The run record the attempt's loop head read (or took from the run start's
+ * write), for the inline finalize of this same invocation: it reads no record
+ * of its own. The finalize needs only what was fixed before the attempt began
+ * (ids, session, model, start time, channel target). What the attempt itself
+ * may change meanwhile (steered messages, heartbeat) it takes from its terminal
+ * write's `ALL_NEW` answer, and the status is decided by that write's
+ * condition: a run ended meanwhile by someone else (the sweeper) refuses it,
+ * and the finalize then reads the record like a retry would (finalize-run.ts).
  */
-export function prefetchRunForFinalize(deps: RunDeps, runId: string): void {
-  if (!deps.memo) return;
-  const read = getRun(deps.db, runId);
-  read.catch(() => undefined);
-  deps.memo.set(`finalizeRead:${runId}`, read);
+export function noteRunForFinalize(deps: RunDeps, run: RunRecord): void {
+  deps.memo?.set(`finalizeRun:${run.runId}`, run);
 }
 
-/** The prefetched read, once; undefined when none was made (the finalize reads itself). */
-export function takeFinalizeRead(deps: RunDeps, runId: string): Promise<RunRecord | undefined> | undefined {
-  const key = `finalizeRead:${runId}`;
-  const read = deps.memo?.get(key) as Promise<RunRecord | undefined> | undefined;
+/** The noted record, once; undefined when none was noted (the finalize reads). */
+export function takeRunForFinalize(deps: RunDeps, runId: string): RunRecord | undefined {
+  const key = `finalizeRun:${runId}`;
+  const run = deps.memo?.get(key) as RunRecord | undefined;
   deps.memo?.delete(key);
-  return read;
+  return run;
+}
+
+/**
+ * The session lane as this invocation last read it (the attempt's steering
+ * check before each model call). Releasing the lane at the run's end starts
+ * from it instead of a read: that write is conditional on the lane's version,
+ * so a lane that moved since (a message joined it) costs the read after all.
+ */
+export function noteLaneRead(deps: RunDeps, sessionKey: string, lane: LaneState): void {
+  deps.memo?.set(`lane:${sessionKey}`, lane);
+}
+
+export function takeLaneRead(deps: RunDeps, sessionKey: string): LaneState | undefined {
+  const key = `lane:${sessionKey}`;
+  const lane = deps.memo?.get(key) as LaneState | undefined;
+  deps.memo?.delete(key);
+  return lane;
 }
 
 /**

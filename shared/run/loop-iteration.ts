@@ -14,7 +14,7 @@ import type { StepPointer } from "./pointer";
 import { ABORT_POLL_MS, watchRun, type RunWatch } from "./run-watch";
 import { startHeartbeat } from "./heartbeat";
 import { heartbeatIntervalMs } from "../config/lanes-config";
-import { prefetchRunForFinalize, takeRunRecord } from "./invocation-memo";
+import { noteRunForFinalize, takeRunRecord } from "./invocation-memo";
 
 /** An attempt whose record is written once the loop has decided what follows it (record and decision in one write). */
 export interface PersistableAttempt {
@@ -99,7 +99,7 @@ async function attemptAndDecide(deps: RunDeps, run: RunRecord, prelude: Prelude,
   const tripped = monitor.tripped;
   const outcome: AttemptOutcome = tripped ? { kind: "compaction_loop", ...tripped } : await withPromptFacts(deps, run, prelude, report.outcome, report.systemPromptChars);
   const step = decideNext({ ...prelude.loop, guard: monitor.guard }, outcome);
-  if (step.decision.action === "finalize") prefetchRunForFinalize(deps, run.runId);
+  if (step.decision.action === "finalize") noteRunForFinalize(deps, run);
   // The loop path a console reads back: this attempt's record gets the decision that followed it.
   if (report.persist) await report.persist(step.decision);
   else await recordAttemptDecision(deps.db, run.runId, prelude.loop.attempt, step.decision);
