@@ -26,6 +26,7 @@ import { BUNDLE_FILE, bundleFunctions, PLUGINS_IMPORT } from "../infra/bundle";
 import { FUNCTION_KEYS, FUNCTION_SPECS, type FunctionKey } from "../infra/functions";
 import { REPO_ROOT } from "../infra/lambdas";
 import { importOnce } from "./import-once";
+import { codeBytes, eagerBytes } from "./bundle-bytes";
 import { summarize } from "./stats";
 
 /** Tracing as in the template (on), or switched off as every local sandbox has it. */
@@ -59,27 +60,6 @@ function packageSizes(entry: string, noPlugins: string): { packages: [string, nu
 }
 
 const kb = (bytes: number) => `${Math.round(bytes / 1024)} KB`;
-
-/** index.mjs and the chunks it reaches through static imports: what `import()` of the bundle parses and evaluates. */
-export function eagerBytes(dir: string): number {
-  const seen = new Set<string>();
-  const pending = [BUNDLE_FILE];
-  while (pending.length > 0) {
-    const file = pending.pop()!;
-    if (seen.has(file)) continue;
-    seen.add(file);
-    // Static imports only (`from"./chunk-X.mjs"`, `import"./chunk-X.mjs"`); `import("./chunk-X.mjs")` is lazy.
-    for (const match of readFileSync(join(dir, file), "utf8").matchAll(/(?:from|import)\s*"\.\/(chunk-[A-Z0-9]+\.mjs)"/g)) pending.push(match[1]);
-  }
-  return [...seen].reduce((sum, file) => sum + statSync(join(dir, file)).size, 0);
-}
-
-/** index.mjs and every chunk next to it (source maps left out). */
-export function codeBytes(dir: string): number {
-  return readdirSync(dir)
-    .filter((file) => file.endsWith(".mjs"))
-    .reduce((sum, file) => sum + statSync(join(dir, file)).size, 0);
-}
 
 function main(): void {
   const { values } = parseArgs({ options: { repeats: { type: "string", default: "5" }, only: { type: "string" }, top: { type: "string" }, untraced: { type: "boolean", default: false }, keep: { type: "boolean", default: false } } });

@@ -8,7 +8,7 @@
  * NODE_OPTIONS). Import time is the module-init part of a cold start: the
  * handlers build their clients lazily, on the first invocation.
  */
-import { statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FunctionKey } from "../../infra/functions";
@@ -17,12 +17,16 @@ import { loadAssembly, type LoadedAssembly } from "../../infra/local/deploy/asse
 import { prepareAssembly } from "../../infra/local/prepare-assembly";
 import { importOnce } from "../import-once";
 import { summarize, type Summary } from "../stats";
+import { codeBytes, eagerBytes } from "../bundle-bytes";
 
 export type BundleResult = BundleMeasured | { key: FunctionKey; error: string };
 
 export interface BundleMeasured {
   key: FunctionKey;
-  bundleBytes: number;
+  /** index.mjs and the chunks it imports statically: what a cold start parses and evaluates. */
+  evaluatedBytes: number;
+  /** Every chunk in the function's folder, the lazily imported ones too (source maps left out). */
+  codeBytes: number;
   sourceMapBytes: number;
   importMs: Summary;
   /** CPU time (user + system) of the same imports: on a loaded machine, what the import itself cost. */
@@ -57,8 +61,9 @@ export async function measureColdStart(options: { repeats: number }): Promise<Bu
     }
     results.push({
       key: fn.key,
-      bundleBytes: statSync(outfile).size,
-      sourceMapBytes: statSync(`${outfile}.map`, { throwIfNoEntry: false })?.size ?? 0,
+      evaluatedBytes: eagerBytes(fn.codeDir),
+      codeBytes: codeBytes(fn.codeDir),
+      sourceMapBytes: mapBytes(fn.codeDir),
       importMs: summarize(plain),
       importCpuMs: summarize(cpu),
       importMsWithSourceMaps: summarize(withMaps),
@@ -66,6 +71,13 @@ export async function measureColdStart(options: { repeats: number }): Promise<Bu
     });
   }
   return results;
+}
+
+/** Every source map in the folder (index.mjs's and its chunks'). */
+function mapBytes(dir: string): number {
+  return readdirSync(dir)
+    .filter((file) => file.endsWith(".map"))
+    .reduce((sum, file) => sum + statSync(join(dir, file)).size, 0);
 }
 
 interface AssemblyFunction {
