@@ -41,13 +41,19 @@ function countingLaneReads(db: Db) {
   return { reads, db: { ...db, doc } as unknown as Db };
 }
 
+/** A session whose first message runs (its lane claimed, its run marked running). */
+async function oneRunning() {
+  const db = await tables.fresh();
+  const h = new LaneHarness(db, testConfig({ globalCap: 0 }));
+  const a = await h.accept("s", "first", followup);
+  await h.dispatch();
+  await h.start(a.runId);
+  return { db, h, a };
+}
+
 describe("the lane release after a run, from the lane as last read", () => {
   it("frees the lane without reading it when nothing joined since the read", async () => {
-    const db = await tables.fresh();
-    const h = new LaneHarness(db, testConfig({ globalCap: 0 }));
-    const a = await h.accept("s", "first", followup);
-    await h.dispatch();
-    await h.start(a.runId);
+    const { db, h, a } = await oneRunning();
     const seen = await h.lane("s");
     const ended = await markEndedReturning(db, a.runId, { status: "ok", endedAt: db.now() });
     const counted = countingLaneReads(db);
@@ -57,11 +63,7 @@ describe("the lane release after a run, from the lane as last read", () => {
   });
 
   it("a message that joined after the read is not lost: the refused write reads the lane and the message starts next", async () => {
-    const db = await tables.fresh();
-    const h = new LaneHarness(db, testConfig({ globalCap: 0 }));
-    const a = await h.accept("s", "first", followup);
-    await h.dispatch();
-    await h.start(a.runId);
+    const { db, h, a } = await oneRunning();
     const seen = await h.lane("s");
     const b = await h.accept("s", "second", followup);
     await h.dispatch();
@@ -77,11 +79,7 @@ describe("the lane release after a run, from the lane as last read", () => {
 
 describe("the inline finalize, from the record its attempt had", () => {
   it("ends the run without reading it", async () => {
-    const db = await tables.fresh();
-    const h = new LaneHarness(db, testConfig({ globalCap: 0 }));
-    const a = await h.accept("s", "first", followup);
-    await h.dispatch();
-    await h.start(a.runId);
+    const { db, h, a } = await oneRunning();
     const reads: string[] = [];
     const counting = { ...db, doc: { send: (c: { constructor: { name: string }; input: { Key?: { pk?: string; sk?: string } } }) => {
       if (c.constructor.name === "GetCommand" && c.input.Key?.sk === "RUN") reads.push(String(c.input.Key.pk));
@@ -96,11 +94,7 @@ describe("the inline finalize, from the record its attempt had", () => {
   });
 
   it("a run the sweeper ended meanwhile keeps the sweeper's ending; the refused write reads the record and completes it like a retry", async () => {
-    const db = await tables.fresh();
-    const h = new LaneHarness(db, testConfig({ globalCap: 0 }));
-    const a = await h.accept("s", "first", followup);
-    await h.dispatch();
-    await h.start(a.runId);
+    const { db, h, a } = await oneRunning();
     const attemptsRecord = (await getRun(db, a.runId))!;
     // The sweeper's ending wrote the terminal state and died before its lifecycle event.
     await markEndedReturning(db, a.runId, { status: "error", endedAt: db.now(), error: "The run's execution ended.", result: { payloads: [], meta: {} } });
