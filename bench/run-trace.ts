@@ -31,8 +31,16 @@ function summarize(call: { service: string; action: string; principalArn?: strin
   // A BatchGetItem names its table and keys under RequestItems.
   const [batchTable, batch] = Object.entries((body.RequestItems ?? {}) as Record<string, { Keys?: unknown[] }>)[0] ?? [];
   const table = String(body.TableName ?? batchTable ?? body.QueueUrl ?? body.stateMachineArn ?? "").replace(/^.*[/:]/, "");
-  const key = JSON.stringify(body.Key ?? batch?.Keys ?? body.ExpressionAttributeValues ?? (body.Item ? pick(body.Item) : "")).slice(0, 110);
+  const key = JSON.stringify(body.Key ?? batch?.Keys ?? body.ExpressionAttributeValues ?? (body.Item ? pick(body.Item) : "")).slice(0, 110) + eventsIn(call.requestBody);
   return { at: performance.now(), fn, op, table, key, units: consumedUnits(out.ConsumedCapacity), failed: call.statusCode >= 300, expression: String(body.UpdateExpression ?? body.ConditionExpression ?? body.KeyConditionExpression ?? "") };
+}
+
+/** An event log item's events, as `stream[:phase]` (what each batch put carries). */
+function eventsIn(requestBody: Buffer): string {
+  const text = requestBody.toString("utf8");
+  if (!/"sk":\{"S":"EV#/.test(text)) return "";
+  const streams = [...text.matchAll(/\\?"stream\\?":\s*(?:\{"S":)?\\?"(\w+)\\?"/g)].map((m) => m[1]);
+  return streams.length > 0 ? ` [${streams.join(" ")}]` : "";
 }
 
 function pick(item: Record<string, unknown>): Record<string, unknown> {

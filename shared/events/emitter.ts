@@ -106,14 +106,30 @@ export class RunEventEmitter {
   }
 
   /**
-   * Waits until everything emitted is logged and sent. `keepReservation`: the
-   * caller emits again with this emitter soon (the inline finalize's lifecycle
-   * end, whose own write gives the reservation back), so the separate release
-   * write is skipped; whoever holds the emitter last flushes without it.
+   * Waits until everything emitted is logged and sent, and gives back the
+   * reservation the last write kept (one write, when it was not the run's
+   * last event). `keepReservation`: the caller emits again with this emitter
+   * soon, so the separate release write is skipped; whoever holds the emitter
+   * last flushes without it.
    */
   async flush(options: { keepReservation?: boolean } = {}): Promise<void> {
     this.batch.cancel();
     this.enqueue(() => this.close(options.keepReservation === true));
+    await this.chain;
+    if (this.failure) {
+      const failure = this.failure;
+      this.failure = undefined;
+      throw failure;
+    }
+  }
+
+  /**
+   * Waits until every write queued so far is done, and throws a failed one's
+   * error, but leaves text that waits in its batch (within the reservation)
+   * for the next write or the last flush to log: the caller emits again
+   * with this emitter before it closes it.
+   */
+  async settle(): Promise<void> {
     await this.chain;
     if (this.failure) {
       const failure = this.failure;
@@ -140,13 +156,19 @@ export class RunEventEmitter {
     const event = this.next(stream, data);
     if (isBatchable(stream, data) && event.seq <= this.reserved && this.batch.fits(event)) {
       this.batch.add(event);
-      await this.fanOut(event);
+      // Unlogged text goes to the connections already listed, without reading the revision first: one
+      // that subscribes meanwhile is sent it right after the write that logs it (confirmBacklog), which
+      // reads the revision after that write, so its replay or that re-send has it (docs/protocol.md).
+      await this.fanOut(event, { listed: true });
       this.unconfirmed.push(event);
       if (this.batch.full()) await this.persistPending(true);
       return;
     }
-    // Logged before it is sent, with the text still pending; text keeps a reservation to stream on.
-    const logged = await this.persist([...this.batch.take(), event], isBatchable(stream, data));
+    // Logged before it is sent, with the text still pending. Every event but the run's last (its lifecycle
+    // end or error) may be followed by text, so the write keeps a reservation for it: that text is sent at
+    // once and logged with the next write instead of in an item of its own; the close gives back what was
+    // not used.
+    const logged = await this.persist([...this.batch.take(), event], !endsTheRun(stream, data));
     if (logged) await this.fanOut(logged);
   }
 
@@ -193,7 +215,7 @@ export class RunEventEmitter {
     if (this.silenced) return;
     const pending = this.batch.take();
     if (pending.length > 0) {
-      await this.persist(pending, false);
+      await this.persist(pending, keepReservation);
       await this.confirmBacklog();
       return;
     }
@@ -212,8 +234,9 @@ export class RunEventEmitter {
     }
   }
 
-  private async fanOut(event: RunEvent): Promise<void> {
-    const { targets, fresh } = await this.subscriberTargets();
+  /** `listed`: send to the list as last read (unlogged text), else read the revision first. */
+  private async fanOut(event: RunEvent, options: { listed?: boolean } = {}): Promise<void> {
+    const { targets, fresh } = await this.subscriberTargets(options.listed === true);
     const backlog = this.unconfirmed;
     await Promise.all(targets.map((target) => this.deliverAll(target, fresh.has(target.connectionId) ? [...backlog, event] : [event])));
     if (!this.batch.holds(event.seq)) this.unconfirmed = [];
@@ -254,11 +277,13 @@ export class RunEventEmitter {
    * same (one GetItem per fan-out instead of a Query). The revision is read
    * before the list, so a subscription that lands in between bumps a revision
    * this emitter has not seen yet and the next fan-out reads the list again:
-   * a subscriber never misses an event fanned out after its subscription was
-   * acknowledged. `fresh`: listed connections this emitter never sent to.
+   * a subscriber never misses an event logged after its subscription was
+   * acknowledged, and gets unlogged text with the write that logs it. `fresh`: listed connections this emitter never sent to.
+   * `listed`: the list as last read, when there is one (unlogged text only:
+   * a connection it misses gets that text after the write that logs it).
    */
-  private async subscriberTargets(): Promise<{ targets: SubscriberTarget[]; fresh: Set<string> }> {
-    const rev = await subscriptionRevision(this.deps.db, this.sessionKey);
+  private async subscriberTargets(listed = false): Promise<{ targets: SubscriberTarget[]; fresh: Set<string> }> {
+    const rev = listed && this.cachedSubscribers ? this.cachedSubscribers.rev : await subscriptionRevision(this.deps.db, this.sessionKey);
     if (this.cachedSubscribers?.rev !== rev) {
       this.cachedSubscribers = { rev, targets: await subscriberTargets(this.deps.db, this.sessionKey, this.runId) };
     }
@@ -271,3 +296,8 @@ export class RunEventEmitter {
 
 /** Seqs a text stream may send ahead of the log: at most one batch's worth, so one filler item covers them. */
 const RESERVED_SEQS = MAX_BATCH_EVENTS - 1;
+
+/** The run's last event: nothing is emitted after it, so its write keeps no reservation. */
+function endsTheRun(stream: EventStream, data: Record<string, unknown>): boolean {
+  return stream === "lifecycle" && (data.phase === "end" || data.phase === "error");
+}

@@ -113,10 +113,13 @@ async function executeAttempt(
     // A completed attempt committed all it streamed; a failed one takes its partial text back.
     sink.retractUncommitted(report.outcome.kind);
     // The log's last writes go out beside the attempt record's (independent items); persist below waits
-    // for both, so nothing is decided before everything this attempt emitted is logged. The folded step
-    // closes the emitter after the decision; an inline finalize's lifecycle end gives the reservation back
-    // in its own write, so no release write here.
-    const logged = emitter.flush({ keepReservation: emitterClosedLater(deps) });
+    // for both, so nothing is decided before every event this attempt emitted is logged. When the same
+    // emitter goes on in this invocation (the folded step closes it after the decision, and an inline
+    // finalize emits the lifecycle end first), the attempt's last text stays in its batch, within the
+    // reservation it was sent on, and is logged in the next write: the lifecycle end's item, or the
+    // close's. One put and one subscriber-revision read less; a crash before that write leaves the
+    // reservation, which the next writer logs as retractions (docs/protocol.md, "Event log").
+    const logged = emitterClosedLater(deps) ? emitter.settle() : emitter.flush();
     logged.catch(() => undefined);
     const record: AttemptRecord = {
       // `v` comes with the report (AttemptResult v1 and AttemptRecord v1 share it).

@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../../shared/aws/dynamo";
-import { readEvents } from "../../shared/aws/event-log";
+import { eventLogHead, readEvents } from "../../shared/aws/event-log";
+import { putConnection, subscribe } from "../../shared/aws/connections";
+import type { FramePusher } from "../../shared/aws/push";
+import { RunEventEmitter } from "../../shared/events/emitter";
 import { getRun, markEndedReturning } from "../../shared/aws/runs";
 import { handOffLane } from "../../shared/lanes/handoff";
 import { finalizeRun } from "../../shared/run/finalize-run";
@@ -108,12 +111,88 @@ describe("the inline finalize, from the record its attempt had", () => {
   });
 });
 
+/** The same table, with each event log put's first seq and each subscription-revision read recorded. */
+function countingLogRequests(db: Db) {
+  const puts: string[] = [];
+  const revisionReads: string[] = [];
+  const doc = {
+    send: (command: { constructor: { name: string }; input: { Key?: { sk?: string }; Item?: { sk?: string } } }) => {
+      if (command.constructor.name === "PutCommand" && String(command.input.Item?.sk).startsWith("EV#")) puts.push(String(command.input.Item?.sk));
+      if (command.constructor.name === "GetCommand" && command.input.Key?.sk === "REV") revisionReads.push("REV");
+      return db.doc.send(command as never);
+    },
+  };
+  return { puts, revisionReads, db: { ...db, doc } as unknown as Db };
+}
+
+function recordingPusher() {
+  const seqs: number[] = [];
+  const pusher: FramePusher = {
+    async push(_connectionId, frame) {
+      const sent = frame as { event?: string; payload?: { seq?: number } };
+      if (sent.event === "agent" && sent.payload?.seq !== undefined) seqs.push(sent.payload.seq);
+      return "sent";
+    },
+    async disconnect() {},
+  };
+  return { pusher, seqs };
+}
+
+describe("the event log: text is logged with the event after it", () => {
+  it("a start, its text and the end are two items, and the text goes out without a revision read", async () => {
+    const db = await tables.fresh();
+    await putConnection(db, "conn-1");
+    await subscribe(db, "conn-1", "log-1");
+    const counted = countingLogRequests(db);
+    const { pusher, seqs } = recordingPusher();
+    const emitter = RunEventEmitter.fresh({ db: counted.db, pusher, retentionDays: 1 }, "run-log-1", "log-1");
+    emitter.emit("lifecycle", { phase: "start", startedAt: 1 });
+    for (const word of ["one ", "two ", "three "]) emitter.emit("assistant", { delta: word });
+    emitter.emit("lifecycle", { phase: "end", endedAt: 2, payloads: [], meta: {} });
+    await emitter.flush();
+    expect(counted.puts).toEqual(["EV#000000000001", "EV#000000000002"]);
+    // The start's and the end's fan-outs read the revision; the text's go to the list as read.
+    expect(counted.revisionReads).toHaveLength(2);
+    expect(seqs).toEqual([1, 2, 3, 4, 5]);
+    expect((await readEvents(db, "run-log-1")).map((e) => e.seq)).toEqual([1, 2, 3, 4, 5]);
+    expect(await eventLogHead(db, "run-log-1")).toEqual({ logged: 5, reservedThrough: 5 });
+  });
+
+  it("a tool's events keep a reservation too: the text before and after them rides on the next write", async () => {
+    const db = await tables.fresh();
+    const counted = countingLogRequests(db);
+    const emitter = RunEventEmitter.fresh({ db: counted.db, pusher: recordingPusher().pusher, retentionDays: 1 }, "run-log-2", "log-2");
+    emitter.emit("lifecycle", { phase: "start", startedAt: 1 });
+    emitter.emit("assistant", { delta: "let me look" });
+    emitter.emit("tool", { phase: "start", name: "read", toolCallId: "c1" });
+    emitter.emit("tool", { phase: "end", name: "read", toolCallId: "c1" });
+    emitter.emit("assistant", { delta: "found it" });
+    emitter.emit("lifecycle", { phase: "end", endedAt: 2, payloads: [], meta: {} });
+    await emitter.flush();
+    // start | text + tool start | tool end | text + end: four items where each event had one (six).
+    expect(counted.puts).toEqual(["EV#000000000001", "EV#000000000002", "EV#000000000004", "EV#000000000005"]);
+    expect((await readEvents(db, "run-log-2")).map((e) => e.stream)).toEqual(["lifecycle", "assistant", "tool", "tool", "assistant", "lifecycle"]);
+  });
+
+  it("a writer that stops after an event without the run's end gives the unused reservation back", async () => {
+    const db = await tables.fresh();
+    const emitter = RunEventEmitter.fresh({ db, pusher: recordingPusher().pusher, retentionDays: 1 }, "run-log-3", "log-3");
+    emitter.emit("lifecycle", { phase: "start", startedAt: 1 });
+    await emitter.flush();
+    // The next writer (a retry in another task) starts at seq 2, with no lost seqs to fill.
+    expect(await eventLogHead(db, "run-log-3")).toEqual({ logged: 1, reservedThrough: 1 });
+  });
+});
+
 describe("a clean WebSocket run's end on the local stack (the template's functions)", () => {
-  it("the Attempt reads the run record once (its start) and the session lane once (its steering check)", async () => {
+  it("the Attempt reads the run record once (its start) and the session lane once (its steering check), and logs its events in two items", async () => {
     const oai = await FakeOpenAIServer.start();
     const calls: { action: string; body: string }[] = [];
+    const puts: string[] = [];
     const onEdgeCall = (call: EdgeCall) => {
-      if (/assumed-role\/[^/]*?AttemptFn/.test(call.principalArn ?? "") && call.action === "dynamodb:GetItem") calls.push({ action: call.action, body: call.requestBody.toString("utf8") });
+      if (!/assumed-role\/[^/]*?AttemptFn/.test(call.principalArn ?? "")) return;
+      if (call.action === "dynamodb:GetItem") calls.push({ action: call.action, body: call.requestBody.toString("utf8") });
+      if (call.action === "dynamodb:PutItem") puts.push(call.requestBody.toString("utf8"));
     };
     const config = loadAgentConfig({ OPENAI_API_KEY: "test", OPENAI_BASE_URL: oai.baseURL, MODEL: "openai/gpt-4o" });
     const stack = await startLocalStack({ config, observe: { onEdgeCall } });
@@ -130,6 +209,8 @@ describe("a clean WebSocket run's end on the local stack (the template's functio
         const runReads = calls.filter((c) => c.body.includes(`"RUN#${runId}"`) && c.body.includes('"RUN"') && !c.body.includes("ProjectionExpression"));
         expect(runReads).toHaveLength(1);
         expect(calls.filter((c) => c.body.includes('"LANE#ends-1"'))).toHaveLength(1);
+        // The event log: the start, then the answer's text with the lifecycle end (one item, not two).
+        expect(puts.filter((body) => body.includes(`"RUN#${runId}"`) && body.includes('"EV#'))).toHaveLength(2);
       } finally {
         await client.close();
       }

@@ -120,7 +120,10 @@ describe("a superseded writer (its run re-driven while it ran)", () => {
     const log = await readEvents(t.db, "run-silence-1");
     expect(log.map((e) => e.seq)).toEqual(log.map((_, i) => i + 1));
     expect(log.filter((e) => e.data.reason === "aborted")).toHaveLength(0);
-    expect(log.filter((e) => e.stream === "assistant" && e.data.reset !== true).map((e) => e.data.delta)).toEqual(["old ", "new answer"]);
+    // The old writer's text was sent within the reservation its start's write kept, and never logged: the
+    // re-drive's writer logged those seqs as retractions before its own text.
+    expect(log.filter((e) => e.stream === "assistant" && e.data.reset !== true).map((e) => e.data.delta)).toEqual(["new answer"]);
+    expect(log.slice(1, 16).every((e) => e.data.reason === "lost")).toBe(true);
     const sent = agentEvents("follower-s");
     expect(sent.filter((e) => e.data?.reason === "aborted")).toHaveLength(0);
     expect(sent.at(-2)).toMatchObject({ stream: "assistant", data: { delta: "new answer" } });
@@ -139,7 +142,7 @@ describe("a killed attempt between a post and its batch write", () => {
     for (const word of words(4)) first.emit("assistant", { delta: word });
     await until(() => agentEvents("follower-k").length === 5);
     attempt.kill();
-    expect(await lastEventSeq(t.db, "run-kill-1")).toBe(2);
+    expect(await lastEventSeq(t.db, "run-kill-1")).toBe(1);
     // Act: the retry's emitter (a new task) streams the answer again and ends the run.
     const retry = await RunEventEmitter.open({ db: t.db, pusher, retentionDays: 1 }, "run-kill-1", "kill-1");
     retry.emit("lifecycle", { phase: "start", startedAt: 3 });
@@ -149,12 +152,12 @@ describe("a killed attempt between a post and its batch write", () => {
     // Assess: one event per seq, no gap, no seq used twice; the lost ones are retractions.
     const log = await readEvents(t.db, "run-kill-1");
     expect(log.map((e) => e.seq)).toEqual(log.map((_, i) => i + 1));
-    expect(log[1]).toMatchObject({ stream: "assistant", data: { delta: "w0 " } });
-    // seq 2 (the first text) was logged with a reservation through 17: 3-17 were sendable unlogged.
-    const lost = log.slice(2, 17);
+    expect(log[0]).toMatchObject({ stream: "lifecycle", data: { phase: "start" } });
+    // seq 1 (the start) was logged with a reservation through 16: the text, 2-16, was sendable unlogged.
+    const lost = log.slice(1, 16);
     expect(lost).toHaveLength(15);
     expect(lost.every((e) => e.stream === "assistant" && e.data.reset === true)).toBe(true);
-    expect(log.slice(17).map((e) => e.stream)).toEqual(["lifecycle", "assistant", "assistant", "assistant", "lifecycle"]);
+    expect(log.slice(16).map((e) => e.stream)).toEqual(["lifecycle", "assistant", "assistant", "assistant", "lifecycle"]);
     // The follower: what it got live, then a replay from where it is, fed to one cursor.
     const cursor = new StreamCursor();
     const released = [...agentEvents("follower-k"), ...(await readEvents(t.db, "run-kill-1", 0))].flatMap((e) => cursor.accept(e as never));
