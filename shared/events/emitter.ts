@@ -15,6 +15,16 @@ export interface EmitterDeps {
 
 export { agentEventFrame } from "./frames";
 
+export interface EmitterOptions {
+  /**
+   * False for an emitter that logs a few events and closes (an abort, a pause,
+   * an approval, a compaction): no text follows its events, so its writes keep
+   * no reservation and its close has none to give back. Default true: the
+   * run's attempt streams text after its events.
+   */
+  streamsText?: boolean;
+}
+
 /**
  * Emits a run's events: each gets the next per-run sequence number and is
  * fanned out to the session's subscribed connections. Emission is queued so
@@ -58,13 +68,14 @@ export class RunEventEmitter {
     readonly sessionKey: string,
     private seq: number,
     private logged: number,
+    private readonly streamsText: boolean,
   ) {
     this.reserved = logged;
   }
 
-  static async open(deps: EmitterDeps, runId: string, sessionKey: string): Promise<RunEventEmitter> {
+  static async open(deps: EmitterDeps, runId: string, sessionKey: string, options: EmitterOptions = {}): Promise<RunEventEmitter> {
     const head = await eventLogHead(deps.db, runId);
-    const emitter = new RunEventEmitter(deps, runId, sessionKey, head.logged, head.logged);
+    const emitter = new RunEventEmitter(deps, runId, sessionKey, head.logged, head.logged, options.streamsText ?? true);
     // The last writer stopped with seqs reserved and unlogged (it may have sent them): log them first.
     if (head.reservedThrough > head.logged) emitter.enqueue(() => emitter.fillLostSeqs(head.reservedThrough));
     return emitter;
@@ -80,8 +91,8 @@ export class RunEventEmitter {
    * conditional put finds its item and the event is renumbered after it
    * (persist): never overwritten.
    */
-  static fresh(deps: EmitterDeps, runId: string, sessionKey: string): RunEventEmitter {
-    return new RunEventEmitter(deps, runId, sessionKey, 0, 0);
+  static fresh(deps: EmitterDeps, runId: string, sessionKey: string, options: EmitterOptions = {}): RunEventEmitter {
+    return new RunEventEmitter(deps, runId, sessionKey, 0, 0, options.streamsText ?? true);
   }
 
   get lastSeq(): number {
@@ -164,11 +175,11 @@ export class RunEventEmitter {
       if (this.batch.full()) await this.persistPending(true);
       return;
     }
-    // Logged before it is sent, with the text still pending. Every event but the run's last (its lifecycle
-    // end or error) may be followed by text, so the write keeps a reservation for it: that text is sent at
-    // once and logged with the next write instead of in an item of its own; the close gives back what was
-    // not used.
-    const logged = await this.persist([...this.batch.take(), event], !endsTheRun(stream, data));
+    // Logged before it is sent, with the text still pending. In a stream of text, every event but the run's
+    // last (its lifecycle end or error) may be followed by text, so the write keeps a reservation for it:
+    // that text is sent at once and logged with the next write instead of in an item of its own; the close
+    // gives back what was not used.
+    const logged = await this.persist([...this.batch.take(), event], this.streamsText ? !endsTheRun(stream, data) : isBatchable(stream, data));
     if (logged) await this.fanOut(logged);
   }
 

@@ -39,9 +39,9 @@ export const compactionEvent = {
   end: (data: { willRetry: boolean; completed: boolean; tokensBefore?: number; tokensAfter?: number }) => ({ phase: "end", ...data }),
 };
 
-/** An emitter for a run, for code outside the attempt sink. Call `flush()` before the task returns. */
+/** An emitter for a run, for code outside the attempt sink (a few events, no text stream). Call `flush()` before the task returns. */
 export function openRunEvents(deps: Pick<RunDeps, "db" | "pusher" | "config" | "log">, runId: string, sessionKey: string): Promise<RunEventEmitter> {
-  return RunEventEmitter.open({ db: deps.db, pusher: deps.pusher, retentionDays: deps.config.events.retentionDays, log: deps.log }, runId, sessionKey);
+  return RunEventEmitter.open({ db: deps.db, pusher: deps.pusher, retentionDays: deps.config.events.retentionDays, log: deps.log }, runId, sessionKey, { streamsText: false });
 }
 
 /** Emits compaction start/end around `work` (the compaction owner's seam); `end` is emitted even when work throws. */

@@ -44,7 +44,7 @@ export async function pauseForInput(deps: RunDeps, input: PauseInput): Promise<"
     await wake(deps, input.taskToken);
     return "answered";
   }
-  const emitter = await RunEventEmitter.open(emitterDeps(deps), input.runId, waiting[0].sessionKey);
+  const emitter = await RunEventEmitter.open(emitterDeps(deps), input.runId, waiting[0].sessionKey, { streamsText: false });
   for (const pending of waiting) {
     if (pending.kind === "approval") emitter.emit("approval", { ...approvalRequestedData(pending), createdAt: pending.createdAt });
     else emitter.emit("tool", clientToolStartData(pending.toolName, pending.toolCallId, pending.args, pending.deadlineAt));

@@ -29,7 +29,7 @@ export async function resolveApproval(deps: RunDeps, approvalId: string, decisio
   }
   const input = result.input;
   if (decision === "allow-always") await rememberAllowAlways(deps.db, input.sessionKey, input.toolName);
-  const emitter = await RunEventEmitter.open(emitterDeps(deps), runId, input.sessionKey);
+  const emitter = await RunEventEmitter.open(emitterDeps(deps), runId, input.sessionKey, { streamsText: false });
   emitter.emit("approval", approvalResolvedData(approvalId, decision));
   await emitter.flush();
   // No token yet: the pause task has not parked it; it finds the answer and wakes the run itself.

@@ -182,6 +182,21 @@ describe("the event log: text is logged with the event after it", () => {
     // The next writer (a retry in another task) starts at seq 2, with no lost seqs to fill.
     expect(await eventLogHead(db, "run-log-3")).toEqual({ logged: 1, reservedThrough: 1 });
   });
+
+  it("an emitter of a few events and no text (a pause, a compaction) reserves nothing, so its close writes nothing more", async () => {
+    const db = await tables.fresh();
+    const updates: string[] = [];
+    const counting = { ...db, doc: { send: (c: { constructor: { name: string } }) => {
+      if (c.constructor.name === "UpdateCommand") updates.push(c.constructor.name);
+      return db.doc.send(c as never);
+    } } } as unknown as Db;
+    const emitter = await RunEventEmitter.open({ db: counting, pusher: recordingPusher().pusher, retentionDays: 1 }, "run-log-4", "log-4", { streamsText: false });
+    emitter.emit("compaction", { phase: "start" });
+    emitter.emit("compaction", { phase: "end", willRetry: true, completed: true });
+    await emitter.flush();
+    expect(updates).toEqual([]);
+    expect(await eventLogHead(db, "run-log-4")).toEqual({ logged: 2, reservedThrough: 2 });
+  });
 });
 
 describe("a clean WebSocket run's end on the local stack (the template's functions)", () => {
