@@ -289,9 +289,10 @@ export class RunEventEmitter {
    * before the list, so a subscription that lands in between bumps a revision
    * this emitter has not seen yet and the next fan-out reads the list again:
    * a subscriber never misses an event logged after its subscription was
-   * acknowledged, and gets unlogged text with the write that logs it. `fresh`: listed connections this emitter never sent to.
-   * `listed`: the list as last read, when there is one (unlogged text only:
-   * a connection it misses gets that text after the write that logs it).
+   * acknowledged, and gets unlogged text with the write that logs it.
+   * `fresh`: listed connections this emitter never sent to. `listed`: the
+   * list as last read, when there is one (unlogged text only: a connection
+   * it misses gets that text after the write that logs it).
    */
   private async subscriberTargets(listed = false): Promise<{ targets: SubscriberTarget[]; fresh: Set<string> }> {
     const rev = listed && this.cachedSubscribers ? this.cachedSubscribers.rev : await subscriptionRevision(this.deps.db, this.sessionKey);
