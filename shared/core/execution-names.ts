@@ -20,9 +20,9 @@ export function handOffName(entry: string): string {
   return `${entry}-l`;
 }
 
-/** The n-th continuation of the run's execution chain in re-drive `redrive` (0: the first chain). */
-export function continuationName(runId: string, redrive: number, generation: number): string {
-  return `${runId}${redrive > 0 ? `-r${redrive}` : ""}-c${generation}`;
+/** The continuation `execution.generation` of the run's execution chain in re-drive `execution.redrive` (absent: the first chain). */
+export function continuationName(runId: string, execution: { redrive?: number; generation: number }): string {
+  return `${runId}${execution.redrive ? `-r${execution.redrive}` : ""}-c${execution.generation}`;
 }
 
 /** Which machine an execution of this name runs in: continuations and hand-offs run in the loop machine. */

@@ -28,7 +28,7 @@ export interface OwnedElsewhere {
  */
 export async function handOff(deps: RunDeps, entry: string, step: StepPointer): Promise<HandedOff> {
   // Continue-as-new already started the run's next execution from the loop head.
-  if (step.decision.action === "continue_as_new") return { ...step, handedOff: continuationName(step.runId, step.loop.execution.redrive ?? 0, step.loop.execution.generation) };
+  if (step.decision.action === "continue_as_new") return { ...step, handedOff: continuationName(step.runId, step.loop.execution) };
   const { continueRun, executionArn } = deps.executions;
   if (!continueRun || !executionArn) throw new Error("the hand-off needs STATE_MACHINE_ARN and LOOP_STATE_MACHINE_ARN in this function");
   const name = handOffName(entry);

@@ -57,7 +57,7 @@ export async function applyEffects(deps: RunDeps, run: RunRecord, step: Step, at
  */
 export async function continueAsNew(deps: RunDeps, runId: string, loop: LoopState): Promise<void> {
   if (!deps.executions.continueRun) throw new Error("continue-as-new needs STATE_MACHINE_ARN in the attempt function");
-  const name = continuationName(runId, loop.execution.redrive ?? 0, loop.execution.generation);
+  const name = continuationName(runId, loop.execution);
   const started = await deps.executions.continueRun(name, { runId, loop, decision: { action: "attempt", reason: "continue_as_new" } });
   if (started.executionArn) await recordExecution(deps.db, runId, started.executionArn);
 }

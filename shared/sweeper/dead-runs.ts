@@ -62,7 +62,7 @@ export async function currentExecution(deps: RunDeps, run: RunRecord): Promise<E
   const redrive = redriveGeneration(named);
   const from = continuationGeneration(named);
   for (let generation = from + 1; generation <= from + 100; generation += 1) {
-    const next = await describe(continuationName(run.runId, redrive, generation));
+    const next = await describe(continuationName(run.runId, { redrive, generation }));
     if (!next) break;
     state = next;
   }

@@ -84,7 +84,7 @@ describe("hand-off to the loop machine", () => {
     for (const name of names) expect(runIdOfExecution(name)).toBe("run-c");
     expect(names.map(executionMachine)).toEqual(["run", "run", "loop", "loop", "loop", "loop"]);
     expect(names.map(redriveGeneration)).toEqual([0, 1, 0, 1, 0, 1]);
-    expect([continuationName("run-c", 0, 3), continuationName("run-c", 1, 2)]).toEqual(["run-c-c3", "run-c-r1-c2"]);
+    expect([continuationName("run-c", { generation: 3 }), continuationName("run-c", { redrive: 1, generation: 2 })]).toEqual(["run-c-c3", "run-c-r1-c2"]);
   });
 
   it("a re-drive's loop continues as new under the re-drive's name, never into the first chain's closed continuations", async () => {

@@ -9,10 +9,7 @@ import { eventLogHead, readEvents } from "../../shared/aws/event-log";
 import { RunEventEmitter } from "../../shared/events/emitter";
 import type { AppDeps } from "../../shared/runtime/app-deps";
 import type { EdgeCall } from "../../infra/local/aws-edge";
-import { startLocalStack } from "../../infra/local/stack";
-import { loadAgentConfig } from "../../shared/config/config";
-import { chat, FakeOpenAIServer } from "../support/fake-openai-server";
-import { TestWsClient } from "../support/ws-client";
+import { cleanWsRun } from "../support/clean-ws-run";
 import { PRIORITY } from "../../shared/core/queue-settings";
 import { LaneHarness } from "../lanes/harness";
 import { nullPusher, sqsRecord, Tables, testConfig } from "../lanes/support";
@@ -178,50 +175,33 @@ describe("an admission's reads in one request", () => {
 
 describe("a clean WebSocket run's reads on the local stack (the template's functions)", () => {
   it("ws-api reads the run, lane and session in one request before it subscribes; the dispatcher reads run and lane in one, the global lane in one; the run start does not read the empty event log", async () => {
-    const oai = await FakeOpenAIServer.start();
     const calls: { fn: string; action: string; body: string }[] = [];
     const onEdgeCall = (call: EdgeCall) => {
       const fn = /assumed-role\/[^/]*?(WsApi|Dispatcher|Attempt)Fn/.exec(call.principalArn ?? "")?.[1];
       if (fn && call.action.startsWith("dynamodb:")) calls.push({ fn, action: call.action, body: call.requestBody.toString("utf8") });
     };
-    const config = loadAgentConfig({ OPENAI_API_KEY: "test", OPENAI_BASE_URL: oai.baseURL, MODEL: "openai/gpt-4o" });
-    const stack = await startLocalStack({ config, observe: { onEdgeCall } });
-    try {
-      const client = await TestWsClient.open(stack.webSocketUrl);
-      try {
-        await client.request("connect", { auth: { token: stack.authToken } });
-        oai.enqueue(chat.text("the answer"));
-        // Only the `agent` request's calls (not the connect's key and connection reads).
-        calls.length = 0;
-        const accepted = await client.request("agent", { sessionKey: "reads-1", message: "hello", idempotencyKey: "reads-e2e-1" });
-        const runId = accepted.payload.runId as string;
-        await client.waitFor((f) => f.type === "event" && f.payload?.runId === runId && f.payload?.stream === "lifecycle" && f.payload?.data?.phase === "end");
-        await stack.idle();
-      } finally {
-        await client.close();
-      }
-      const of = (fn: string) => calls.filter((c) => c.fn === fn);
-      const wsReads = of("WsApi").filter((c) => c.action === "dynamodb:GetItem" || c.action === "dynamodb:BatchGetItem");
-      // Besides the connection record (who is calling), the intake's reads in one request: none of them alone.
-      const batches = wsReads.filter((c) => c.action === "dynamodb:BatchGetItem");
-      expect(batches).toHaveLength(1);
-      for (const item of ["RUN#", "LANE#reads-1", "SESSION#reads-1"]) expect(batches[0]!.body).toContain(item);
-      expect(wsReads.filter((c) => c.action === "dynamodb:GetItem" && !c.body.includes("CONN#"))).toEqual([]);
-      // The batch comes before the subscription is written (the tenant check is made on it).
-      const ws = of("WsApi");
-      const subscription = ws.findIndex((c) => c.action === "dynamodb:PutItem" && c.body.includes("SUBS#reads-1"));
-      expect(subscription).toBeGreaterThan(ws.indexOf(batches[0]!));
-      const dispatcherReads = of("Dispatcher").filter((c) => c.action === "dynamodb:GetItem" || c.action === "dynamodb:BatchGetItem" || c.action === "dynamodb:Query");
-      expect(dispatcherReads.map((c) => c.action)).toEqual(["dynamodb:BatchGetItem", "dynamodb:Query"]);
-      expect(dispatcherReads[1]!.body).toContain("GLANE#");
-      // The attempt that started the run logged its events without reading the log's head first.
-      const logHeadReads = of("Attempt").filter((c) => c.action === "dynamodb:Query" && c.body.includes('"EV#"'));
-      expect(logHeadReads).toEqual([]);
-      expect(of("Attempt").filter((c) => c.action === "dynamodb:PutItem" && c.body.includes("EV#000000000001")).length).toBe(1);
-    } finally {
-      await stack.close();
-      await oai.close();
-    }
+    // Only the `agent` request's calls (not the connect's key and connection reads).
+    await cleanWsRun({ sessionKey: "reads-1", idempotencyKey: "reads-e2e-1" }, onEdgeCall, () => {
+      calls.length = 0;
+    });
+    const of = (fn: string) => calls.filter((c) => c.fn === fn);
+    const wsReads = of("WsApi").filter((c) => c.action === "dynamodb:GetItem" || c.action === "dynamodb:BatchGetItem");
+    // Besides the connection record (who is calling), the intake's reads in one request: none of them alone.
+    const batches = wsReads.filter((c) => c.action === "dynamodb:BatchGetItem");
+    expect(batches).toHaveLength(1);
+    for (const item of ["RUN#", "LANE#reads-1", "SESSION#reads-1"]) expect(batches[0]!.body).toContain(item);
+    expect(wsReads.filter((c) => c.action === "dynamodb:GetItem" && !c.body.includes("CONN#"))).toEqual([]);
+    // The batch comes before the subscription is written (the tenant check is made on it).
+    const ws = of("WsApi");
+    const subscription = ws.findIndex((c) => c.action === "dynamodb:PutItem" && c.body.includes("SUBS#reads-1"));
+    expect(subscription).toBeGreaterThan(ws.indexOf(batches[0]!));
+    const dispatcherReads = of("Dispatcher").filter((c) => c.action === "dynamodb:GetItem" || c.action === "dynamodb:BatchGetItem" || c.action === "dynamodb:Query");
+    expect(dispatcherReads.map((c) => c.action)).toEqual(["dynamodb:BatchGetItem", "dynamodb:Query"]);
+    expect(dispatcherReads[1]!.body).toContain("GLANE#");
+    // The attempt that started the run logged its events without reading the log's head first.
+    const logHeadReads = of("Attempt").filter((c) => c.action === "dynamodb:Query" && c.body.includes('"EV#"'));
+    expect(logHeadReads).toEqual([]);
+    expect(of("Attempt").filter((c) => c.action === "dynamodb:PutItem" && c.body.includes("EV#000000000001")).length).toBe(1);
   });
 });
 

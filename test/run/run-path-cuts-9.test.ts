@@ -9,10 +9,7 @@ import { handOffLane } from "../../shared/lanes/handoff";
 import { finalizeRun } from "../../shared/run/finalize-run";
 import { noteRunForFinalize, withInvocationMemo } from "../../shared/run/invocation-memo";
 import type { EdgeCall } from "../../infra/local/aws-edge";
-import { startLocalStack } from "../../infra/local/stack";
-import { loadAgentConfig } from "../../shared/config/config";
-import { chat, FakeOpenAIServer } from "../support/fake-openai-server";
-import { TestWsClient } from "../support/ws-client";
+import { cleanWsRun } from "../support/clean-ws-run";
 import { LaneHarness } from "../lanes/harness";
 import { Tables, testConfig } from "../lanes/support";
 
@@ -201,37 +198,18 @@ describe("the event log: text is logged with the event after it", () => {
 
 describe("a clean WebSocket run's end on the local stack (the template's functions)", () => {
   it("the Attempt reads the run record once (its start) and the session lane once (its steering check), and logs its events in two items", async () => {
-    const oai = await FakeOpenAIServer.start();
     const calls: { action: string; body: string }[] = [];
     const puts: string[] = [];
-    const onEdgeCall = (call: EdgeCall) => {
+    const runId = await cleanWsRun({ sessionKey: "ends-1", idempotencyKey: "ends-e2e-1" }, (call: EdgeCall) => {
       if (!/assumed-role\/[^/]*?AttemptFn/.test(call.principalArn ?? "")) return;
       if (call.action === "dynamodb:GetItem") calls.push({ action: call.action, body: call.requestBody.toString("utf8") });
       if (call.action === "dynamodb:PutItem") puts.push(call.requestBody.toString("utf8"));
-    };
-    const config = loadAgentConfig({ OPENAI_API_KEY: "test", OPENAI_BASE_URL: oai.baseURL, MODEL: "openai/gpt-4o" });
-    const stack = await startLocalStack({ config, observe: { onEdgeCall } });
-    try {
-      const client = await TestWsClient.open(stack.webSocketUrl);
-      try {
-        await client.request("connect", { auth: { token: stack.authToken } });
-        oai.enqueue(chat.text("the answer"));
-        const accepted = await client.request("agent", { sessionKey: "ends-1", message: "hello", idempotencyKey: "ends-e2e-1" });
-        const runId = accepted.payload.runId as string;
-        await client.waitFor((f) => f.type === "event" && f.payload?.runId === runId && f.payload?.stream === "lifecycle" && f.payload?.data?.phase === "end");
-        await stack.idle();
-        // Whole-record reads (the abort watch's projected read of two flags is not one).
-        const runReads = calls.filter((c) => c.body.includes(`"RUN#${runId}"`) && c.body.includes('"RUN"') && !c.body.includes("ProjectionExpression"));
-        expect(runReads).toHaveLength(1);
-        expect(calls.filter((c) => c.body.includes('"LANE#ends-1"'))).toHaveLength(1);
-        // The event log: the start, then the answer's text with the lifecycle end (one item, not two).
-        expect(puts.filter((body) => body.includes(`"RUN#${runId}"`) && body.includes('"EV#'))).toHaveLength(2);
-      } finally {
-        await client.close();
-      }
-    } finally {
-      await stack.close();
-      await oai.close();
-    }
+    });
+    // Whole-record reads (the abort watch's projected read of two flags is not one).
+    const runReads = calls.filter((c) => c.body.includes(`"RUN#${runId}"`) && c.body.includes('"RUN"') && !c.body.includes("ProjectionExpression"));
+    expect(runReads).toHaveLength(1);
+    expect(calls.filter((c) => c.body.includes('"LANE#ends-1"'))).toHaveLength(1);
+    // The event log: the start, then the answer's text with the lifecycle end (one item, not two).
+    expect(puts.filter((body) => body.includes(`"RUN#${runId}"`) && body.includes('"EV#'))).toHaveLength(2);
   });
 });
