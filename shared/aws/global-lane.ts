@@ -15,8 +15,34 @@ import { queryItems } from "./query-pages";
  *
  * Runs that find no free slot wait as items sorted by priority rank, then
  * acceptance time; whoever frees a slot starts the first of them.
+ *
+ * The waiters mark (`waitersUntil` on the same item) says someone may wait,
+ * so that neither an admission nor a release has to look for waiters when
+ * nobody waits (issue 15: two Queries less per clean run). A waiter sets it
+ * before it puts its own item; a newcomer takes a free slot without a look
+ * only while no mark holds, and a release lists the waiters only while one
+ * holds. The mark expires rather than being cleared: a pump that cleared it
+ * on finding no waiter could race a waiter that marked just before it and
+ * put its item just after, and that waiter would then be missed by every
+ * release until the sweeper's tick. A pump that leaves waiters behind a full
+ * lane renews it (the sweeper's pumps every minute among them).
  */
 export const GLOBAL_LANE = "main";
+
+/** How long one waiter's mark holds. */
+export const WAITERS_MARK_MS = 120_000;
+/** A pump that leaves waiters behind renews the mark when less than this is left (a minute's sweeper tick always does in time). */
+const RENEW_MARK_BELOW_MS = 90_000;
+
+/** True while a waiters mark holds: someone may be waiting for a slot. */
+export function waitersMarked(waitersUntil: number | undefined, now: number): boolean {
+  return waitersUntil !== undefined && waitersUntil >= now;
+}
+
+/** A pump that saw waiters left behind a full lane: whether the mark needs renewing now. */
+export function markNeedsRenewal(waitersUntil: number | undefined, now: number): boolean {
+  return waitersUntil === undefined || waitersUntil - now < RENEW_MARK_BELOW_MS;
+}
 
 export interface GlobalWaiter {
   runId: string;
@@ -39,8 +65,14 @@ export function priorityRank(priority: number): number {
  */
 export type SlotClaim = { outcome: "acquired"; since: number } | { outcome: "held" } | { outcome: "full" };
 
-export async function acquireSlot(db: Db, runId: string, cap: number): Promise<SlotClaim> {
+/**
+ * `deferToWaiters`: a newcomer's claim, which a holding waiters mark refuses
+ * (answered `full`: the caller then looks at the lane's head). The pump
+ * handing slots to waiters in order claims without it.
+ */
+export async function acquireSlot(db: Db, runId: string, cap: number, options: { deferToWaiters?: boolean } = {}): Promise<SlotClaim> {
   const since = db.now();
+  const free = options.deferToWaiters ? "(size(holders) < :cap AND (attribute_not_exists(waitersUntil) OR waitersUntil < :now))" : "size(holders) < :cap";
   const acquire = async (): Promise<SlotClaim> => {
     const out = await db.doc.send(
       new UpdateCommand({
@@ -48,7 +80,7 @@ export async function acquireSlot(db: Db, runId: string, cap: number): Promise<S
         Key: keys.globalSlots(GLOBAL_LANE),
         UpdateExpression: "SET holders.#run = if_not_exists(holders.#run, :now)",
         // A missing map passes the condition and then fails the update (ValidationException): see below.
-        ConditionExpression: "attribute_not_exists(holders) OR attribute_exists(holders.#run) OR size(holders) < :cap",
+        ConditionExpression: `attribute_not_exists(holders) OR attribute_exists(holders.#run) OR ${free}`,
         ExpressionAttributeNames: { "#run": runId },
         ExpressionAttributeValues: { ":now": since, ":cap": cap },
         ReturnValues: "UPDATED_OLD",
@@ -73,10 +105,11 @@ export async function acquireSlot(db: Db, runId: string, cap: number): Promise<S
   }
 }
 
-/** The lane's slot holders and the first run waiting for a slot, if any. */
+/** The lane's slot holders, the first run waiting for a slot, if any, and the waiters mark. */
 export interface GlobalLaneHead {
   holders: Record<string, number>;
   firstWaiter?: GlobalWaiter;
+  waitersUntil?: number;
 }
 
 /**
@@ -95,9 +128,11 @@ export async function globalLaneHead(db: Db): Promise<GlobalLaneHead> {
   );
   const slotsItem = items.find((item) => item.sk === slots.sk);
   const waiter = items.find((item) => typeof item.sk === "string" && item.sk.startsWith(prefixes.globalWaiter));
+  const waitersUntil = slotsItem?.waitersUntil as number | undefined;
   return {
     holders: (slotsItem?.holders as Record<string, number> | undefined) ?? {},
     ...(waiter ? { firstWaiter: WaiterSchema.parse(waiter) } : {}),
+    ...(waitersUntil === undefined ? {} : { waitersUntil }),
   };
 }
 
@@ -129,12 +164,17 @@ export async function releaseSlot(db: Db, runId: string, since?: number): Promis
   );
 }
 
+/** What a release left: the slots in use right after it, and the waiters mark. */
+export interface AfterRelease {
+  inUse: number;
+  waitersUntil?: number;
+}
+
 /**
- * Frees the run's slot and answers how many slots are in use right after
- * (the write's ALL_NEW image, so the releaser's pump needs no read);
- * undefined when the run held none.
+ * Frees the run's slot and answers what it left (the write's ALL_NEW image,
+ * so the releaser's pump needs no read); undefined when the run held none.
  */
-export async function releaseSlotCounting(db: Db, runId: string): Promise<number | undefined> {
+export async function releaseSlotCounting(db: Db, runId: string): Promise<AfterRelease | undefined> {
   try {
     const out = await db.doc.send(
       new UpdateCommand({
@@ -146,7 +186,11 @@ export async function releaseSlotCounting(db: Db, runId: string): Promise<number
         ReturnValues: "ALL_NEW",
       }),
     );
-    return Object.keys((out.Attributes?.holders as Record<string, number> | undefined) ?? {}).length;
+    const waitersUntil = out.Attributes?.waitersUntil as number | undefined;
+    return {
+      inUse: Object.keys((out.Attributes?.holders as Record<string, number> | undefined) ?? {}).length,
+      ...(waitersUntil === undefined ? {} : { waitersUntil }),
+    };
   } catch (error) {
     if (isConditionFailure(error)) return undefined;
     throw error;
@@ -159,9 +203,23 @@ export async function slotHolders(db: Db): Promise<Record<string, number>> {
   return (out.Item?.holders as Record<string, number> | undefined) ?? {};
 }
 
+/** The mark first, then the waiter's item: a release that misses the item saw no mark, so it released before the mark, and the waiter's own pump after its put sees that slot free. */
 export async function addGlobalWaiter(db: Db, waiter: GlobalWaiter): Promise<void> {
+  await markWaiters(db);
   const key = keys.globalWaiter(GLOBAL_LANE, priorityRank(waiter.priority), waiter.acceptedAt, waiter.runId);
   await db.doc.send(new PutCommand({ TableName: db.table, Item: { ...key, v: 1, ...WaiterSchema.parse(waiter) } }));
+}
+
+/** Sets (or renews) the waiters mark; creates the lane's item with an empty holders map when it has none yet. */
+export async function markWaiters(db: Db): Promise<void> {
+  await db.doc.send(
+    new UpdateCommand({
+      TableName: db.table,
+      Key: keys.globalSlots(GLOBAL_LANE),
+      UpdateExpression: "SET waitersUntil = :until, holders = if_not_exists(holders, :none), v = if_not_exists(v, :v)",
+      ExpressionAttributeValues: { ":until": db.now() + WAITERS_MARK_MS, ":none": {}, ":v": 1 },
+    }),
+  );
 }
 
 export async function removeGlobalWaiter(db: Db, waiter: GlobalWaiter): Promise<void> {

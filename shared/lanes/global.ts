@@ -1,4 +1,18 @@
-import { addGlobalWaiter, acquireSlot, globalLaneHead, listGlobalWaiters, releaseSlot, releaseSlotCounting, removeGlobalWaiter, type GlobalWaiter } from "../aws/global-lane";
+import {
+  addGlobalWaiter,
+  acquireSlot,
+  globalLaneHead,
+  listGlobalWaiters,
+  markNeedsRenewal,
+  markWaiters,
+  releaseSlot,
+  releaseSlotCounting,
+  removeGlobalWaiter,
+  waitersMarked,
+  type AfterRelease,
+  type GlobalWaiter,
+  type SlotClaim,
+} from "../aws/global-lane";
 import { getRun, recordExecution, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
 import { isStartable } from "../aws/lane-runs";
 import { PRIORITY } from "../core/queue-settings";
@@ -58,15 +72,25 @@ async function giveBackIfGone(deps: LaneDeps, runId: string, since: number): Pro
  * starting it) just goes.
  */
 async function slotInTurn(deps: LaneDeps, runId: string, cap: number, justRead: boolean): Promise<"go" | "full" | "gone" | { since: number }> {
-  // The holders and the first waiter in one read: the waiters only matter when a slot is free, the usual case.
+  const claim = await claimInTurn(deps, runId, cap);
+  if (claim.outcome === "full") return "full";
+  if (claim.outcome === "held") return "go";
+  return justRead ? { since: claim.since } : confirmStartable(deps, runId, claim.since);
+}
+
+/**
+ * One conditional write when nobody waits (the usual case): the claim is
+ * refused while the lane is full or the waiters mark holds. A refused claim
+ * looks at the lane's head, holders and first waiter in one read: a free slot
+ * with nobody in line (a mark that outlived its waiters) is then taken.
+ */
+async function claimInTurn(deps: LaneDeps, runId: string, cap: number): Promise<SlotClaim> {
+  const claim = await acquireSlot(deps.db, runId, cap, { deferToWaiters: true });
+  if (claim.outcome !== "full") return claim;
   const { holders, firstWaiter } = await globalLaneHead(deps.db);
-  if (holders[runId] !== undefined) return "go";
-  if (Object.keys(holders).length >= cap || firstWaiter) return "full";
-  if (justRead) {
-    const claim = await acquireSlot(deps.db, runId, cap);
-    return claim.outcome === "acquired" ? { since: claim.since } : claim.outcome === "full" ? "full" : "go";
-  }
-  return takeSlot(deps, runId, cap);
+  if (holders[runId] !== undefined) return { outcome: "held" };
+  if (Object.keys(holders).length >= cap || firstWaiter) return claim;
+  return acquireSlot(deps.db, runId, cap);
 }
 
 async function startExecution(deps: LaneDeps, runId: string): Promise<{ alreadyStarted: boolean }> {
@@ -79,38 +103,51 @@ async function startExecution(deps: LaneDeps, runId: string): Promise<{ alreadyS
 /**
  * Gives free global slots to the runs waiting for them, best priority first,
  * then in acceptance order. Called after every release and every enqueue, so
- * no wake-up is lost: whichever of the two happens last sees the other.
+ * no wake-up is lost: whichever of the two happens last sees the other (a
+ * release sees the mark a waiter sets before it enqueues).
  */
-export async function pumpGlobalLane(deps: LaneDeps, inUseAfterRelease?: number): Promise<void> {
+export async function pumpGlobalLane(deps: LaneDeps, afterRelease?: AfterRelease): Promise<void> {
   const cap = globalCap(deps);
   if (cap <= 0) return;
   for (let step = 0; step < MAX_GLOBAL_STARTS; step += 1) {
-    const waiter = await nextWaiter(deps, cap, step === 0 ? inUseAfterRelease : undefined);
-    if (!waiter) return;
-    const run = await getRun(deps.db, waiter.runId);
+    const next = await nextWaiter(deps, cap, step === 0 ? afterRelease : undefined);
+    if (!next) return;
+    const run = await getRun(deps.db, next.waiter.runId);
     if (run && isStartable(run)) {
       const slot = await takeSlot(deps, run.runId, cap);
-      if (slot === "full") return;
+      if (slot === "full") {
+        await renewMarkIfDue(deps, next.waitersUntil);
+        return;
+      }
       if (slot === "go") await startExecution(deps, run.runId);
     }
-    await removeGlobalWaiter(deps.db, waiter);
+    await removeGlobalWaiter(deps.db, next.waiter);
   }
 }
 
 /**
  * The run to hand a free slot to; none when the lane is full (whoever frees a
  * slot pumps again) or nobody waits. The first step of a releaser's pump counts
- * from its release's own answer and only lists the waiters; any other step reads
- * the holders and the first waiter in one request.
+ * from its release's own answer and lists the waiters only while the waiters
+ * mark holds (a waiter marks before it enqueues); any other step reads the
+ * holders, the first waiter and the mark in one request.
  */
-async function nextWaiter(deps: LaneDeps, cap: number, inUseAfterRelease: number | undefined): Promise<GlobalWaiter | undefined> {
-  if (inUseAfterRelease !== undefined) {
-    if (inUseAfterRelease >= cap) return undefined;
+async function nextWaiter(deps: LaneDeps, cap: number, afterRelease: AfterRelease | undefined): Promise<{ waiter: GlobalWaiter; waitersUntil?: number } | undefined> {
+  if (afterRelease !== undefined) {
+    if (afterRelease.inUse >= cap || !waitersMarked(afterRelease.waitersUntil, deps.db.now())) return undefined;
     const [waiter] = await listGlobalWaiters(deps.db, 1);
-    return waiter;
+    return waiter && { waiter, waitersUntil: afterRelease.waitersUntil };
   }
-  const { holders, firstWaiter } = await globalLaneHead(deps.db);
-  return Object.keys(holders).length >= cap ? undefined : firstWaiter;
+  const { holders, firstWaiter, waitersUntil } = await globalLaneHead(deps.db);
+  if (!firstWaiter) return undefined;
+  if (Object.keys(holders).length < cap) return { waiter: firstWaiter, waitersUntil };
+  // Runs wait behind a full lane: the releases to come must keep looking for them.
+  await renewMarkIfDue(deps, waitersUntil);
+  return undefined;
+}
+
+async function renewMarkIfDue(deps: LaneDeps, waitersUntil: number | undefined): Promise<void> {
+  if (markNeedsRenewal(waitersUntil, deps.db.now())) await markWaiters(deps.db);
 }
 
 /**
@@ -123,14 +160,14 @@ async function nextWaiter(deps: LaneDeps, cap: number, inUseAfterRelease: number
 async function takeSlot(deps: LaneDeps, runId: string, cap: number): Promise<"go" | "full" | "gone"> {
   const claim = await acquireSlot(deps.db, runId, cap);
   if (claim.outcome === "full") return "full";
-  if (claim.outcome === "acquired") {
-    const run = await getRun(deps.db, runId);
-    if (!run || !isStartable(run)) {
-      await releaseSlot(deps.db, runId, claim.since);
-      return "gone";
-    }
-  }
-  return "go";
+  return claim.outcome === "acquired" ? confirmStartable(deps, runId, claim.since) : "go";
+}
+
+async function confirmStartable(deps: LaneDeps, runId: string, since: number): Promise<"go" | "gone"> {
+  const run = await getRun(deps.db, runId);
+  if (run && isStartable(run)) return "go";
+  await releaseSlot(deps.db, runId, since);
+  return "gone";
 }
 
 /** Frees the run's slot (if it held one) and hands it on. */

@@ -52,7 +52,10 @@ describe("globalLaneHead", () => {
     await addGlobalWaiter(db, waiter("late-normal", PRIORITY.normal, 20));
     await addGlobalWaiter(db, waiter("early-background", PRIORITY.background, 10));
     await addGlobalWaiter(db, waiter("early-normal", PRIORITY.normal, 15));
-    expect(await globalLaneHead(db)).toEqual({ holders: {}, firstWaiter: waiter("early-normal", PRIORITY.normal, 15) });
+    const { waitersUntil, ...head } = await globalLaneHead(db);
+    expect(head).toEqual({ holders: {}, firstWaiter: waiter("early-normal", PRIORITY.normal, 15) });
+    // (Each waiter marks the lane first: run-path-cuts-10.)
+    expect(waitersUntil).toBeGreaterThan(db.now());
   });
 
   it("answers the holders with the first waiter, and the holders alone when nobody waits", async () => {
@@ -68,14 +71,14 @@ describe("globalLaneHead", () => {
 });
 
 describe("one read of the global lane per admission", () => {
-  it("a run admitted to a free lane reads the lane once; one that must wait reads it once too", async () => {
+  it("a run admitted to a free lane does not read the lane (run-path-cuts-10); one that must wait reads it once", async () => {
     const base = await tables.fresh();
     const h = new LaneHarness(base, testConfig({ globalCap: 1 }));
     const first = await h.accept("a", "first");
     const counted = countingLaneReads(base);
     await h.dispatch(counted.db);
     expect(h.executions.created).toEqual([first.runId]);
-    expect(counted.reads).toEqual(["QueryCommand"]);
+    expect(counted.reads).toEqual([]);
 
     // The lane is full now: the next session's run waits, after one read of the lane.
     await h.start(first.runId);
@@ -174,7 +177,7 @@ describe("an admission's reads in one request", () => {
 
 
 describe("a clean WebSocket run's reads on the local stack (the template's functions)", () => {
-  it("ws-api reads the run, lane and session in one request before it subscribes; the dispatcher reads run and lane in one, the global lane in one; the run start does not read the empty event log", async () => {
+  it("ws-api reads the run, lane and session in one request before it subscribes; the dispatcher reads run and lane in one, the global lane in none; the run start does not read the empty event log", async () => {
     const calls: { fn: string; action: string; body: string }[] = [];
     const onEdgeCall = (call: EdgeCall) => {
       const fn = /assumed-role\/[^/]*?(WsApi|Dispatcher|Attempt)Fn/.exec(call.principalArn ?? "")?.[1];
@@ -196,8 +199,8 @@ describe("a clean WebSocket run's reads on the local stack (the template's funct
     const subscription = ws.findIndex((c) => c.action === "dynamodb:PutItem" && c.body.includes("SUBS#reads-1"));
     expect(subscription).toBeGreaterThan(ws.indexOf(batches[0]!));
     const dispatcherReads = of("Dispatcher").filter((c) => c.action === "dynamodb:GetItem" || c.action === "dynamodb:BatchGetItem" || c.action === "dynamodb:Query");
-    expect(dispatcherReads.map((c) => c.action)).toEqual(["dynamodb:BatchGetItem", "dynamodb:Query"]);
-    expect(dispatcherReads[1]!.body).toContain("GLANE#");
+    // The global lane's slot is a conditional write that holds when nobody waits (run-path-cuts-10): no read of the lane.
+    expect(dispatcherReads.map((c) => c.action)).toEqual(["dynamodb:BatchGetItem"]);
     // The attempt that started the run logged its events without reading the log's head first.
     const logHeadReads = of("Attempt").filter((c) => c.action === "dynamodb:Query" && c.body.includes('"EV#"'));
     expect(logHeadReads).toEqual([]);

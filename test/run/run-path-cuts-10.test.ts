@@ -1,0 +1,199 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { globalLaneHead, markWaiters, WAITERS_MARK_MS } from "../../shared/aws/global-lane";
+import type { Db } from "../../shared/aws/dynamo";
+import { pumpGlobalLane } from "../../shared/lanes/global";
+import { LaneHarness } from "../lanes/harness";
+import { Tables, testConfig } from "../lanes/support";
+
+/**
+ * Issue 15, stop 25: the global lane's waiters mark. A newcomer's slot is one
+ * conditional write that holds while nobody waits, and a release lists the
+ * waiters only while the mark holds: a clean run no longer queries the lane
+ * at its admission nor at its release. A waiter marks before it enqueues, so
+ * no release misses it; the mark expires instead of being cleared, and the
+ * pumps that leave waiters behind a full lane renew it.
+ */
+let tables: Tables;
+beforeAll(async () => {
+  tables = await Tables.start();
+});
+afterAll(async () => tables?.close());
+
+type Sent = { name: string; sk: string };
+type Hook = (sent: Sent) => Promise<void>;
+
+/** The table, with every request on the global lane's partition recorded, and an optional hook awaited before each is sent. */
+function watchingLane(db: Db) {
+  const sent: Sent[] = [];
+  const state: { before?: Hook } = {};
+  const doc = {
+    send: async (command: { constructor: { name: string }; input: { Key?: { pk?: string; sk?: string }; Item?: { pk?: string; sk?: string }; ExpressionAttributeValues?: Record<string, unknown> } }) => {
+      const key = command.input.Key ?? command.input.Item;
+      const pk = key?.pk ?? command.input.ExpressionAttributeValues?.[":pk"];
+      if (typeof pk === "string" && pk.startsWith("GLANE#")) {
+        const entry = { name: command.constructor.name, sk: String(key?.sk ?? "(query)") };
+        const hook = state.before;
+        if (hook) await hook(entry);
+        sent.push(entry);
+      }
+      return db.doc.send(command as never);
+    },
+  };
+  return { sent, state, db: { ...db, doc } as unknown as Db };
+}
+
+const names = (sent: Sent[]) => sent.map((entry) => `${entry.name} ${entry.sk.startsWith("W#") ? "W#" : entry.sk}`);
+
+describe("a clean run's admission and release on the global lane", () => {
+  it("are one write each: no read of the lane, no look for waiters", async () => {
+    const base = await tables.fresh();
+    const h = new LaneHarness(base, testConfig({ globalCap: 2 }));
+    // (The lane's very first claim also creates its item.)
+    const warm = await h.accept("clean-warm", "hello");
+    await h.dispatch();
+    await h.start(warm.runId);
+    await h.finish(warm.runId);
+    const watched = watchingLane(base);
+    const first = await h.accept("clean-a", "hello");
+    await h.dispatch(watched.db);
+    expect(h.executions.created).toEqual([warm.runId, first.runId]);
+    expect(names(watched.sent)).toEqual(["UpdateCommand SLOTS"]);
+
+    watched.sent.length = 0;
+    await h.start(first.runId);
+    await h.finish(first.runId, "ok", watched.db);
+    expect(names(watched.sent)).toEqual(["UpdateCommand SLOTS"]);
+    expect((await globalLaneHead(base)).holders).toEqual({});
+  });
+});
+
+describe("a run that waits for a slot", () => {
+  it("marks the lane before it enqueues; the release then looks for it and hands it the slot", async () => {
+    const base = await tables.fresh();
+    const h = new LaneHarness(base, testConfig({ globalCap: 1 }));
+    const holder = await h.accept("wait-a", "first");
+    await h.dispatch();
+    await h.start(holder.runId);
+    const waiting = await h.accept("wait-b", "second");
+    const watched = watchingLane(base);
+    await h.dispatch(watched.db);
+    expect(h.executions.created).toEqual([holder.runId]);
+    const order = names(watched.sent);
+    // The refused claim, the head (full), the mark, the waiter's item, its own pump's head.
+    expect(order.slice(0, 4)).toEqual(["UpdateCommand SLOTS", "QueryCommand (query)", "UpdateCommand SLOTS", "PutCommand W#"]);
+    expect((await globalLaneHead(base)).waitersUntil).toBeGreaterThan(base.now());
+
+    watched.sent.length = 0;
+    await h.finish(holder.runId, "ok", watched.db);
+    expect(h.executions.created).toEqual([holder.runId, waiting.runId]);
+    expect(names(watched.sent).slice(0, 2)).toEqual(["UpdateCommand SLOTS", "QueryCommand (query)"]);
+  });
+
+  it("is started when the holder's release lands between its mark and its enqueue (the waiter's own pump sees the slot)", async () => {
+    const base = await tables.fresh();
+    const h = new LaneHarness(base, testConfig({ globalCap: 1 }));
+    const holder = await h.accept("race-a", "first");
+    await h.dispatch();
+    await h.start(holder.runId);
+    const waiting = await h.accept("race-b", "second");
+    const watched = watchingLane(base);
+    let released = false;
+    watched.state.before = async (entry) => {
+      if (released || entry.name !== "PutCommand" || !entry.sk.startsWith("W#")) return;
+      released = true;
+      // The release sees the mark and finds no waiter yet.
+      await h.finish(holder.runId);
+    };
+    await h.dispatch(watched.db);
+    expect(released).toBe(true);
+    expect(h.executions.created).toEqual([holder.runId, waiting.runId]);
+    expect(Object.keys((await globalLaneHead(base)).holders)).toEqual([waiting.runId]);
+    expect((await globalLaneHead(base)).firstWaiter).toBeUndefined();
+  });
+
+  it("is started when the holder's release lands before its mark (the release saw no mark, the waiter's pump sees the slot)", async () => {
+    const base = await tables.fresh();
+    const h = new LaneHarness(base, testConfig({ globalCap: 1 }));
+    const holder = await h.accept("early-a", "first");
+    await h.dispatch();
+    await h.start(holder.runId);
+    const waiting = await h.accept("early-b", "second");
+    const watched = watchingLane(base);
+    const seen: string[] = [];
+    watched.state.before = async (entry) => {
+      seen.push(entry.name);
+      // Right after the head read that found the lane full: the holder ends before the waiter marks.
+      if (seen.length === 3 && entry.name === "UpdateCommand") await h.finish(holder.runId);
+    };
+    await h.dispatch(watched.db);
+    expect(seen.slice(0, 3)).toEqual(["UpdateCommand", "QueryCommand", "UpdateCommand"]);
+    expect(h.executions.created).toEqual([holder.runId, waiting.runId]);
+    expect((await globalLaneHead(base)).firstWaiter).toBeUndefined();
+  });
+});
+
+describe("a mark that outlived its waiters", () => {
+  it("costs a newcomer one look at the head, and a release one look for waiters, until it expires", async () => {
+    const base = await tables.fresh();
+    const h = new LaneHarness(base, testConfig({ globalCap: 2 }));
+    await markWaiters(base);
+    const watched = watchingLane(base);
+    const newcomer = await h.accept("stale-a", "hello");
+    await h.dispatch(watched.db);
+    expect(h.executions.created).toEqual([newcomer.runId]);
+    expect(names(watched.sent)).toEqual(["UpdateCommand SLOTS", "QueryCommand (query)", "UpdateCommand SLOTS"]);
+    watched.sent.length = 0;
+    await h.start(newcomer.runId);
+    await h.finish(newcomer.runId, "ok", watched.db);
+    expect(names(watched.sent)).toEqual(["UpdateCommand SLOTS", "QueryCommand (query)"]);
+
+    (base as unknown as { advance(ms: number): void }).advance(WAITERS_MARK_MS + 1);
+    watched.sent.length = 0;
+    const later = await h.accept("stale-b", "hello");
+    await h.dispatch(watched.db);
+    await h.start(later.runId);
+    await h.finish(later.runId, "ok", watched.db);
+    expect(h.executions.created).toEqual([newcomer.runId, later.runId]);
+    expect(names(watched.sent)).toEqual(["UpdateCommand SLOTS", "UpdateCommand SLOTS"]);
+  });
+});
+
+describe("waiters behind a full lane", () => {
+  it("get the mark renewed by a pump when less than 90 s of it is left, and not before", async () => {
+    const base = await tables.fresh();
+    const h = new LaneHarness(base, testConfig({ globalCap: 1 }));
+    const holder = await h.accept("renew-a", "first");
+    await h.dispatch();
+    await h.start(holder.runId);
+    await h.accept("renew-b", "second");
+    await h.dispatch();
+    const marked = (await globalLaneHead(base)).waitersUntil!;
+    const advance = (ms: number) => (base as unknown as { advance(ms: number): void }).advance(ms);
+
+    advance(20_000);
+    await pumpGlobalLane(h.deps);
+    expect((await globalLaneHead(base)).waitersUntil).toBe(marked);
+
+    advance(20_000);
+    await pumpGlobalLane(h.deps);
+    const renewed = (await globalLaneHead(base)).waitersUntil!;
+    expect(renewed).toBeGreaterThan(marked);
+    expect(renewed).toBeGreaterThanOrEqual(base.now() + WAITERS_MARK_MS - 1_000);
+  });
+
+  it("are started by the sweeper's pump when the mark expired unrenewed (a release then does not look for them)", async () => {
+    const base = await tables.fresh();
+    const h = new LaneHarness(base, testConfig({ globalCap: 1 }));
+    const holder = await h.accept("expired-a", "first");
+    await h.dispatch();
+    await h.start(holder.runId);
+    const waiting = await h.accept("expired-b", "second");
+    await h.dispatch();
+    (base as unknown as { advance(ms: number): void }).advance(WAITERS_MARK_MS + 1);
+    await h.finish(holder.runId);
+    expect(h.executions.created).toEqual([holder.runId]);
+    // The sweeper's pump (every minute, and at every execution's close in the deployed stack).
+    await pumpGlobalLane(h.deps);
+    expect(h.executions.created).toEqual([holder.runId, waiting.runId]);
+  });
+});
