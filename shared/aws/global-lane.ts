@@ -203,9 +203,15 @@ export async function slotHolders(db: Db): Promise<Record<string, number>> {
   return (out.Item?.holders as Record<string, number> | undefined) ?? {};
 }
 
-/** The mark first, then the waiter's item: a release that misses the item saw no mark, so it released before the mark, and the waiter's own pump after its put sees that slot free. */
-export async function addGlobalWaiter(db: Db, waiter: GlobalWaiter): Promise<void> {
-  await markWaiters(db);
+/**
+ * The mark first, then the waiter's item: a release that misses the item saw
+ * no mark, so it released before the mark, and the waiter's own pump after
+ * its put sees that slot free. `knownMark`: the mark as the caller just read
+ * it; one that holds long enough is left as it is (the pumps renew it while
+ * runs wait), which saves a saturated lane's waiter that write.
+ */
+export async function addGlobalWaiter(db: Db, waiter: GlobalWaiter, knownMark?: number): Promise<void> {
+  if (markNeedsRenewal(knownMark, db.now())) await markWaiters(db);
   const key = keys.globalWaiter(GLOBAL_LANE, priorityRank(waiter.priority), waiter.acceptedAt, waiter.runId);
   await db.doc.send(new PutCommand({ TableName: db.table, Item: { ...key, v: 1, ...WaiterSchema.parse(waiter) } }));
 }

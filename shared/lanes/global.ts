@@ -26,8 +26,7 @@ const MAX_GLOBAL_STARTS = 100;
  * global lane when it is on (a slot first, or a place in the global queue).
  * Every step is idempotent: a slot is keyed by run, and the execution's name
  * is the run id, so Step Functions refuses a second one.
- */
-/**
+ *
  * `justRead`: the caller read `run` in this same admission, so a slot newly
  * taken for it is not checked with another read first. What that read
  * guarded, a run that ended meanwhile keeping a slot, is covered after the
@@ -43,13 +42,9 @@ export async function ensureStarted(deps: LaneDeps, run: RunRecord, justRead = f
     await pumpGlobalLane(deps);
     return;
   }
-  if (slot === "full") {
-    await addGlobalWaiter(deps.db, {
-      runId: run.runId,
-      sessionKey: run.sessionKey,
-      priority: run.lane?.priority ?? PRIORITY.normal,
-      acceptedAt: run.acceptedAt,
-    });
+  if (typeof slot === "object" && "full" in slot) {
+    const waiter = { runId: run.runId, sessionKey: run.sessionKey, priority: run.lane?.priority ?? PRIORITY.normal, acceptedAt: run.acceptedAt };
+    await addGlobalWaiter(deps.db, waiter, slot.waitersUntil);
     // A slot may have freed between our acquire and our enqueue: its releaser may have missed us.
     await pumpGlobalLane(deps);
     return;
@@ -65,31 +60,36 @@ async function giveBackIfGone(deps: LaneDeps, runId: string, since: number): Pro
   if (await releaseSlot(deps.db, runId, since)) await pumpGlobalLane(deps);
 }
 
+/** No slot now: the run waits; `waitersUntil` is the waiters mark the lane's head showed. */
+type NoSlot = { full: true; waitersUntil?: number };
+
 /**
  * Runs already waiting for a slot go first: a newcomer only takes a free
  * slot when nobody waits (otherwise it queues, and the pump hands slots out
  * in order). A run that already holds a slot (an earlier caller died before
  * starting it) just goes.
  */
-async function slotInTurn(deps: LaneDeps, runId: string, cap: number, justRead: boolean): Promise<"go" | "full" | "gone" | { since: number }> {
+async function slotInTurn(deps: LaneDeps, runId: string, cap: number, justRead: boolean): Promise<"go" | "gone" | { since: number } | NoSlot> {
   const claim = await claimInTurn(deps, runId, cap);
-  if (claim.outcome === "full") return "full";
+  if ("full" in claim) return claim;
   if (claim.outcome === "held") return "go";
+  if (claim.outcome === "full") return { full: true };
   return justRead ? { since: claim.since } : confirmStartable(deps, runId, claim.since);
 }
 
 /**
  * One conditional write when nobody waits (the usual case): the claim is
  * refused while the lane is full or the waiters mark holds. A refused claim
- * looks at the lane's head, holders and first waiter in one read: a free slot
- * with nobody in line (a mark that outlived its waiters) is then taken.
+ * looks at the lane's head, holders, first waiter and mark in one read: a
+ * free slot with nobody in line (a mark that outlived its waiters) is then
+ * taken; otherwise the run waits, behind the mark the head showed.
  */
-async function claimInTurn(deps: LaneDeps, runId: string, cap: number): Promise<SlotClaim> {
+async function claimInTurn(deps: LaneDeps, runId: string, cap: number): Promise<SlotClaim | NoSlot> {
   const claim = await acquireSlot(deps.db, runId, cap, { deferToWaiters: true });
   if (claim.outcome !== "full") return claim;
-  const { holders, firstWaiter } = await globalLaneHead(deps.db);
+  const { holders, firstWaiter, waitersUntil } = await globalLaneHead(deps.db);
   if (holders[runId] !== undefined) return { outcome: "held" };
-  if (Object.keys(holders).length >= cap || firstWaiter) return claim;
+  if (Object.keys(holders).length >= cap || firstWaiter) return { full: true, waitersUntil };
   return acquireSlot(deps.db, runId, cap);
 }
 

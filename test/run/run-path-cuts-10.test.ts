@@ -89,6 +89,27 @@ describe("a run that waits for a slot", () => {
     expect(names(watched.sent).slice(0, 2)).toEqual(["UpdateCommand SLOTS", "QueryCommand (query)"]);
   });
 
+  it("behind a mark that holds long enough, does not write it again (a saturated lane's waiter: as many requests as before the mark)", async () => {
+    const base = await tables.fresh();
+    const h = new LaneHarness(base, testConfig({ globalCap: 1 }));
+    const holder = await h.accept("sat-a", "first");
+    await h.dispatch();
+    await h.start(holder.runId);
+    await h.accept("sat-b", "second");
+    await h.dispatch();
+    const marked = (await globalLaneHead(base)).waitersUntil;
+    const third = await h.accept("sat-c", "third");
+    const watched = watchingLane(base);
+    await h.dispatch(watched.db);
+    // The refused claim, the head, the waiter's item, its pump's head: no mark write.
+    expect(names(watched.sent)).toEqual(["UpdateCommand SLOTS", "QueryCommand (query)", "PutCommand W#", "QueryCommand (query)"]);
+    expect((await globalLaneHead(base)).waitersUntil).toBe(marked);
+    await h.finish(holder.runId);
+    await h.drainAll();
+    expect(h.executions.created).toHaveLength(3);
+    expect(h.executions.created.at(-1)).toBe(third.runId);
+  });
+
   it("is started when the holder's release lands between its mark and its enqueue (the waiter's own pump sees the slot)", async () => {
     const base = await tables.fresh();
     const h = new LaneHarness(base, testConfig({ globalCap: 1 }));
