@@ -29,8 +29,8 @@ export const ConnectionRecordSchema = z.lazy(() => z.object({
   /** Sessions this connection ever subscribed to (a string set): what $disconnect cleans up. */
   subscribedTo: stringSet().optional(),
   /**
-   * Sessions it follows now with a session-wide subscription, whose revision
-   * bump is done (a string set, added after both, removed before an
+   * Sessions it follows now with a session-wide subscription (a string set,
+   * added after the subscription item landed, removed before an
    * unsubscribe): a request on one of them needs no subscribe (isFollowing).
    */
   following: stringSet().optional(),
@@ -135,12 +135,13 @@ export async function countFailedConnect(db: Db, connectionId: string): Promise<
 /**
  * Subscribes the connection to the session's live events; `runId` narrows it
  * to one run (events.replay: until that run ends). The subscription item is
- * written first, then the session's subscription revision is bumped, and only
- * then does the caller acknowledge: an emitter reads the revision before every
- * fan-out, so any event fanned out after the acknowledgement reaches the new
- * subscriber (docs/protocol.md, "Resuming a stream").
+ * written before the caller acknowledges: an emitter reads the subscriber
+ * list (one consistent Query) after it logs an event and before it fans it
+ * out, so any event logged after the subscription landed reaches the new
+ * subscriber live, and any logged before is in its replay (docs/protocol.md,
+ * "Resuming a stream").
  */
-export async function subscribe(db: Db, connectionId: string, sessionKey: string, opts: { runId?: string; surface?: EventSurface } = {}): Promise<number> {
+export async function subscribe(db: Db, connectionId: string, sessionKey: string, opts: { runId?: string; surface?: EventSurface } = {}): Promise<void> {
   const now = db.now();
   await db.doc.send(
     new PutCommand({
@@ -158,18 +159,15 @@ export async function subscribe(db: Db, connectionId: string, sessionKey: string
       },
     }),
   );
-  const rev = await bumpRevision(db, sessionKey);
-  // Last: `following` only ever names a session-wide subscription that exists with its revision bumped.
+  // Last: `following` only ever names a session-wide subscription that exists.
   // A run-scoped one (events.replay) replaced the session-wide item, so the session is no longer followed.
   await updateConnectionSets(db, connectionId, opts.runId ? "ADD subscribedTo :key DELETE following :key" : "ADD subscribedTo :key, following :key", sessionKey);
-  return rev;
 }
 
 export async function unsubscribe(db: Db, connectionId: string, sessionKey: string, opts: { connectionGoing?: boolean } = {}): Promise<void> {
   // First: from here on a request of this connection subscribes again (nothing to do for a connection being removed).
   if (!opts.connectionGoing) await updateConnectionSets(db, connectionId, "DELETE following :key", sessionKey);
   await db.doc.send(new DeleteCommand({ TableName: db.table, Key: keys.subscription(sessionKey, connectionId) }));
-  await bumpRevision(db, sessionKey);
 }
 
 async function updateConnectionSets(db: Db, connectionId: string, expression: string, sessionKey: string): Promise<void> {
@@ -185,25 +183,6 @@ async function updateConnectionSets(db: Db, connectionId: string, expression: st
     // The connection is gone: the subscription item is the source of truth, its TTL ends it.
     if ((error as { name?: string }).name !== "ConditionalCheckFailedException") throw error;
   });
-}
-
-async function bumpRevision(db: Db, sessionKey: string): Promise<number> {
-  const out = await db.doc.send(
-    new UpdateCommand({
-      TableName: db.table,
-      Key: keys.subscriptionRev(sessionKey),
-      UpdateExpression: "ADD rev :one",
-      ExpressionAttributeValues: { ":one": 1 },
-      ReturnValues: "UPDATED_NEW",
-    }),
-  );
-  return Number(out.Attributes?.rev ?? 0);
-}
-
-/** The session's subscription revision (0 before the first subscription). One consistent GetItem. */
-export async function subscriptionRevision(db: Db, sessionKey: string): Promise<number> {
-  const out = await db.doc.send(new GetCommand({ TableName: db.table, Key: keys.subscriptionRev(sessionKey), ConsistentRead: true }));
-  return Number(out.Item?.rev ?? 0);
 }
 
 /** Connections subscribed to the session (those narrowed to another run left out when `runId` is given). */

@@ -76,7 +76,6 @@ export const keys = {
     sk: `CONN#${connectionId}`,
   }),
   /** Bumped by every subscribe/unsubscribe of the session: emitters refetch their subscriber list when it moves. */
-  subscriptionRev: (sessionKey: string) => ({ pk: `SUBS#${sessionKey}`, sk: "REV" }),
 };
 
 export const prefixes = {

@@ -1,5 +1,5 @@
 import { appendEventBatch, eventExpiry, eventLogHead, MAX_BATCH_EVENTS, releaseReservation, type EventStream, type RunEvent } from "../aws/event-log";
-import { removeConnection, subscriberTargets, subscriptionRevision, type SubscriberTarget } from "../aws/connections";
+import { removeConnection, subscriberTargets, type SubscriberTarget } from "../aws/connections";
 import type { Db } from "../aws/dynamo";
 import type { FramePusher } from "../aws/push";
 import { deliverFrame } from "./delivery";
@@ -49,11 +49,11 @@ export interface EmitterOptions {
 export class RunEventEmitter {
   private chain: Promise<void> = Promise.resolve();
   private failure: unknown;
-  /** The subscriber list with the session's subscription revision it was read at. */
-  private cachedSubscribers: { rev: number; targets: SubscriberTarget[] } | undefined;
+  /** The subscriber list as last read (unlogged text goes to it without another read). */
+  private cachedSubscribers: SubscriberTarget[] | undefined;
   /** Connections already sent this emitter's events (a newly listed one gets the unconfirmed backlog). */
   private readonly known = new Set<string>();
-  /** Sent while unlogged, and not yet followed by a revision check after the write that logged them. */
+  /** Sent while unlogged, and not yet followed by a list read after the write that logged them. */
   private unconfirmed: RunEvent[] = [];
   private readonly batch = new EventBatcher(() => this.enqueue(() => this.persistPending(true)));
   /** Seqs the log reserves for this emitter, and the key of the last item it wrote (to give them back). */
@@ -167,9 +167,9 @@ export class RunEventEmitter {
     const event = this.next(stream, data);
     if (isBatchable(stream, data) && event.seq <= this.reserved && this.batch.fits(event)) {
       this.batch.add(event);
-      // Unlogged text goes to the connections already listed, without reading the revision first: one
-      // that subscribes meanwhile is sent it right after the write that logs it (confirmBacklog), which
-      // reads the revision after that write, so its replay or that re-send has it (docs/protocol.md).
+      // Unlogged text goes to the connections already listed, without reading the list again: one that
+      // subscribes meanwhile is sent it right after the write that logs it (confirmBacklog), which reads
+      // the list after that write, so its replay or that re-send has it (docs/protocol.md).
       await this.fanOut(event, { listed: true });
       this.unconfirmed.push(event);
       if (this.batch.full()) await this.persistPending(true);
@@ -245,7 +245,7 @@ export class RunEventEmitter {
     }
   }
 
-  /** `listed`: send to the list as last read (unlogged text), else read the revision first. */
+  /** `listed`: send to the list as last read (unlogged text), else read the list first. */
   private async fanOut(event: RunEvent, options: { listed?: boolean } = {}): Promise<void> {
     const { targets, fresh } = await this.subscriberTargets(options.listed === true);
     const backlog = this.unconfirmed;
@@ -284,22 +284,17 @@ export class RunEventEmitter {
   }
 
   /**
-   * The list is reused while the session's subscription revision stays the
-   * same (one GetItem per fan-out instead of a Query). The revision is read
-   * before the list, so a subscription that lands in between bumps a revision
-   * this emitter has not seen yet and the next fan-out reads the list again:
-   * a subscriber never misses an event logged after its subscription was
-   * acknowledged, and gets unlogged text with the write that logs it.
-   * `fresh`: listed connections this emitter never sent to. `listed`: the
-   * list as last read, when there is one (unlogged text only: a connection
-   * it misses gets that text after the write that logs it).
+   * The subscriber list, read (one consistent Query) after the write that
+   * logged the event: a subscription that landed before the read is in the
+   * list, and one that landed after it has the event in its replay, so a
+   * subscriber never misses an event logged after its subscription was
+   * acknowledged. `fresh`: listed connections this emitter never sent to.
+   * `listed`: the list as last read, when there is one (unlogged text only: a
+   * connection it misses gets that text after the write that logs it).
    */
   private async subscriberTargets(listed = false): Promise<{ targets: SubscriberTarget[]; fresh: Set<string> }> {
-    const rev = listed && this.cachedSubscribers ? this.cachedSubscribers.rev : await subscriptionRevision(this.deps.db, this.sessionKey);
-    if (this.cachedSubscribers?.rev !== rev) {
-      this.cachedSubscribers = { rev, targets: await subscriberTargets(this.deps.db, this.sessionKey, this.runId) };
-    }
-    const targets = this.cachedSubscribers.targets;
+    const targets = listed && this.cachedSubscribers ? this.cachedSubscribers : await subscriberTargets(this.deps.db, this.sessionKey, this.runId);
+    this.cachedSubscribers = targets;
     const fresh = new Set(targets.map((t) => t.connectionId).filter((id) => !this.known.has(id)));
     for (const id of fresh) this.known.add(id);
     return { targets, fresh };

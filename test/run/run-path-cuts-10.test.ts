@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { globalLaneHead, markWaiters, WAITERS_MARK_MS } from "../../shared/aws/global-lane";
+import { putConnection, subscribe, unsubscribe } from "../../shared/aws/connections";
 import type { Db } from "../../shared/aws/dynamo";
+import { readEvents } from "../../shared/aws/event-log";
+import type { FramePusher } from "../../shared/aws/push";
+import { RunEventEmitter } from "../../shared/events/emitter";
 import { pumpGlobalLane } from "../../shared/lanes/global";
 import { LaneHarness } from "../lanes/harness";
 import { Tables, testConfig } from "../lanes/support";
@@ -12,6 +16,11 @@ import { Tables, testConfig } from "../lanes/support";
  * at its admission nor at its release. A waiter marks before it enqueues, so
  * no release misses it; the mark expires instead of being cleared, and the
  * pumps that leave waiters behind a full lane renew it.
+ *
+ * And the session's subscription revision is gone: an emitter reads the
+ * subscriber list itself after each write that logs an event (the same read
+ * unit as the revision's GetItem for a few subscribers), so a subscribe is
+ * one write less and a run's first fan-out one read less.
  */
 let tables: Tables;
 beforeAll(async () => {
@@ -216,5 +225,92 @@ describe("waiters behind a full lane", () => {
     // The sweeper's pump (every minute, and at every execution's close in the deployed stack).
     await pumpGlobalLane(h.deps);
     expect(h.executions.created).toEqual([holder.runId, waiting.runId]);
+  });
+});
+
+/** The table, with every request on a session's subscriptions partition recorded, and an optional hook awaited before a list read. */
+function watchingSubscriptions(db: Db) {
+  const sent: string[] = [];
+  const state: { beforeList?: () => Promise<void> } = {};
+  const doc = {
+    send: async (command: { constructor: { name: string }; input: { Key?: { pk?: string; sk?: string }; Item?: { pk?: string; sk?: string }; ExpressionAttributeValues?: Record<string, unknown> } }) => {
+      const key = command.input.Key ?? command.input.Item;
+      const pk = key?.pk ?? command.input.ExpressionAttributeValues?.[":pk"];
+      if (typeof pk === "string" && pk.startsWith("SUBS#")) {
+        sent.push(`${command.constructor.name} ${key?.sk ?? "(query)"}`);
+        const hook = state.beforeList;
+        if (hook && command.constructor.name === "QueryCommand") {
+          state.beforeList = undefined;
+          await hook();
+        }
+      }
+      return db.doc.send(command as never);
+    },
+  };
+  return { sent, state, db: { ...db, doc } as unknown as Db };
+}
+
+function seqsPushed() {
+  const byConnection = new Map<string, number[]>();
+  const pusher: FramePusher = {
+    async push(connectionId, frame) {
+      const sent = frame as { event?: string; payload?: { seq?: number } };
+      if (sent.event === "agent" && sent.payload?.seq !== undefined) byConnection.set(connectionId, [...(byConnection.get(connectionId) ?? []), sent.payload.seq]);
+      return "sent";
+    },
+    async disconnect() {},
+  };
+  return { pusher, byConnection };
+}
+
+describe("subscriptions without a revision", () => {
+  it("a subscribe writes its item and the connection's sets, nothing else on the session's partition; an unsubscribe deletes the item", async () => {
+    const base = await tables.fresh();
+    await putConnection(base, "rev-1");
+    const watched = watchingSubscriptions(base);
+    await subscribe(watched.db, "rev-1", "norev-a");
+    expect(watched.sent).toEqual(["PutCommand CONN#rev-1"]);
+    watched.sent.length = 0;
+    await unsubscribe(watched.db, "rev-1", "norev-a");
+    expect(watched.sent).toEqual(["DeleteCommand CONN#rev-1"]);
+  });
+
+  it("a run's fan-outs read the list once per logged write, never a revision", async () => {
+    const base = await tables.fresh();
+    await putConnection(base, "rev-2");
+    await subscribe(base, "rev-2", "norev-b");
+    const watched = watchingSubscriptions(base);
+    const { pusher, byConnection } = seqsPushed();
+    const emitter = RunEventEmitter.fresh({ db: watched.db, pusher, retentionDays: 1 }, "run-norev-b", "norev-b");
+    emitter.emit("lifecycle", { phase: "start", startedAt: 1 });
+    emitter.emit("assistant", { delta: "hi" });
+    emitter.emit("lifecycle", { phase: "end", endedAt: 2, payloads: [], meta: {} });
+    await emitter.flush();
+    expect(watched.sent).toEqual(["QueryCommand (query)", "QueryCommand (query)"]);
+    expect(byConnection.get("rev-2")).toEqual([1, 2, 3]);
+  });
+
+  it("a subscription that lands between an event's log write and its fan-out gets the event live; the events before it are in its replay", async () => {
+    const base = await tables.fresh();
+    await putConnection(base, "rev-old");
+    await putConnection(base, "rev-new");
+    await subscribe(base, "rev-old", "norev-c");
+    const watched = watchingSubscriptions(base);
+    const { pusher, byConnection } = seqsPushed();
+    const emitter = RunEventEmitter.fresh({ db: watched.db, pusher, retentionDays: 1 }, "run-norev-c", "norev-c");
+    emitter.emit("lifecycle", { phase: "start", startedAt: 1 });
+    emitter.emit("assistant", { delta: "one " });
+    await emitter.flush();
+    // The next logged write: the new connection subscribes after the put and before the emitter's list read.
+    watched.state.beforeList = async () => {
+      await subscribe(base, "rev-new", "norev-c");
+    };
+    emitter.emit("tool", { phase: "start", name: "lookup", toolCallId: "c1" });
+    await emitter.flush();
+    expect(watched.state.beforeList).toBeUndefined();
+    expect(byConnection.get("rev-new")).toEqual([3]);
+    expect(byConnection.get("rev-old")).toEqual([1, 2, 3]);
+    // What it did not get live, its replay (the log read after its subscription) has.
+    expect((await readEvents(base, "run-norev-c")).map((event) => event.seq)).toEqual([1, 2, 3]);
   });
 });

@@ -11,8 +11,8 @@ import { TestWsClient } from "../support/ws-client";
 
 /**
  * A connection that follows a session already (its session-wide subscription
- * exists, revision bumped) sends its next message there without subscribing
- * again: three writes fewer per message of a conversation (issue 15). The
+ * exists) sends its next message there without subscribing again: two writes
+ * fewer per message of a conversation (issue 15). The
  * connection's `following` set only ever names such a subscription.
  */
 describe("the connection's following set", () => {

@@ -55,9 +55,9 @@ describe("a WebSocket message's intake with its subscription", () => {
     // Assess: the run record went out while the subscription was still on its way...
     expect(log.indexOf("sent RUN")).toBeLessThan(log.indexOf("landed SUBS"));
     expect(log.indexOf("sent SESSION")).toBeLessThan(log.indexOf("landed SUBS"));
-    // ...and the lane was joined only after the subscription, its revision and the connection's sets landed.
+    // ...and the lane was joined only after the subscription and the connection's sets landed.
     const laneSent = log.indexOf("sent LANE");
-    // (SUBS twice: the subscription and its revision; the run record's second write, enqueuedAt, comes after the queue.)
+    // (The run record's second write, enqueuedAt, comes after the queue.)
     for (const step of ["landed SUBS", "landed CONN"]) expect(log.lastIndexOf(step)).toBeLessThan(laneSent);
     expect(log.indexOf("landed RUN")).toBeLessThan(laneSent);
     expect(accepted.status).toBe("accepted");
