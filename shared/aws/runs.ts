@@ -1,6 +1,6 @@
 import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { keys } from "./keys";
-import { conditionally, type Db } from "./dynamo";
+import { conditionally, isConditionFailure, type Db } from "./dynamo";
 import { parseRun, RunRecordSchema, type RunRecord, type RunResult, type RunStatus } from "./run-record";
 
 export * from "./run-record";
@@ -57,31 +57,51 @@ export async function recordExecution(db: Db, runId: string, executionArn: strin
   );
 }
 
-/** accepted|queued -> running. Returns false if the run already started or ended (a redelivery). */
 /**
- * accepted/queued -> running, once. `executionArn`: the run's first execution
+ * accepted/queued -> running, once; false if the run already started or
+ * ended (a redelivery). `executionArn`: the run's first execution
  * (the dispatcher leaves it to this write); kept when one is already recorded
  * (a re-drive's, written before this execution's start can get here).
  */
 export async function markRunning(db: Db, runId: string, startedAt: number, executionArn?: string): Promise<boolean> {
-  return conditionally(() =>
-    db.doc.send(
-      new UpdateCommand({
-        TableName: db.table,
-        Key: keys.run(runId),
-        UpdateExpression: `SET #s = :running, startedAt = :t${executionArn ? ", executionArn = if_not_exists(executionArn, :arn)" : ""}`,
-        ConditionExpression: "#s IN (:accepted, :queued)",
-        ExpressionAttributeNames: { "#s": "status" },
-        ExpressionAttributeValues: {
-          ":running": "running",
-          ":t": startedAt,
-          ":accepted": "accepted",
-          ":queued": "queued",
-          ...(executionArn ? { ":arn": executionArn } : {}),
-        },
-      }),
-    ),
-  );
+  return conditionally(() => db.doc.send(new UpdateCommand(runningUpdate(db, runId, startedAt, executionArn, false))));
+}
+
+/** accepted/queued -> running; `ownExecutionOnly`: also refused while another execution is recorded for the run. */
+function runningUpdate(db: Db, runId: string, startedAt: number, executionArn: string | undefined, ownExecutionOnly: boolean) {
+  const arnGuard = executionArn && ownExecutionOnly ? " AND (attribute_not_exists(executionArn) OR executionArn = :arn)" : "";
+  return {
+    TableName: db.table,
+    Key: keys.run(runId),
+    UpdateExpression: `SET #s = :running, startedAt = :t${executionArn ? ", executionArn = if_not_exists(executionArn, :arn)" : ""}`,
+    ConditionExpression: `#s IN (:accepted, :queued)${arnGuard}`,
+    ExpressionAttributeNames: { "#s": "status" },
+    ExpressionAttributeValues: {
+      ":running": "running",
+      ":t": startedAt,
+      ":accepted": "accepted",
+      ":queued": "queued",
+      ...(executionArn ? { ":arn": executionArn } : {}),
+    },
+  };
+}
+
+/**
+ * A first execution's start: accepted/queued -> running in one write that
+ * answers the record (ALL_NEW), so the start reads nothing before it. Held
+ * only while no other execution is recorded for the run (`executionArn`
+ * absent or this one); undefined when refused: the caller then reads the
+ * record and decides as a retry does (already running, ended, or owned by a
+ * re-drive).
+ */
+export async function markFirstStartReturning(db: Db, runId: string, startedAt: number, executionArn?: string): Promise<RunRecord | undefined> {
+  try {
+    const out = await db.doc.send(new UpdateCommand({ ...runningUpdate(db, runId, startedAt, executionArn, true), ReturnValues: "ALL_NEW" }));
+    return parseRun(out.Attributes, db.now());
+  } catch (error) {
+    if (isConditionFailure(error)) return undefined;
+    throw error;
+  }
 }
 
 /** running -> paused (the run waits for an external input). False when it is no longer running. */

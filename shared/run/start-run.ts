@@ -1,6 +1,6 @@
 import { appendTurnWithEntries, claimWriterWithHistory, releaseWriter } from "../aws/transcript";
 import { recordLaneWait } from "../observability/run-metrics";
-import { getRun, markRunning, recordUserEntryReturning, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
+import { getRun, markFirstStartReturning, markRunning, recordUserEntryReturning, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
 import { RunNotFoundError } from "../aws/errors";
 import { touchSession } from "../aws/sessions";
 import { initialLoopState, type FinalizeDecision, type LoopState } from "../core/run-loop";
@@ -45,7 +45,11 @@ export interface StartOptions {
 }
 
 export async function startRun(anyDeps: RunDeps, runId: string, carried?: LoopState, options: StartOptions = {}): Promise<StartPointer> {
-  const found = options.read ?? (await getRun(anyDeps.db, runId));
+  const startedAt = anyDeps.db.now();
+  // The first execution's start marks the run running before reading it: the write answers the record.
+  const firstStart = !carried && !options.read && isFirstExecution(runId, options.entry);
+  const markedFirst = firstStart ? await markFirstStartReturning(anyDeps.db, runId, startedAt, anyDeps.executions.firstExecutionArn?.(runId)) : undefined;
+  const found = markedFirst ?? options.read ?? (await getRun(anyDeps.db, runId));
   if (!found) throw new RunNotFoundError(runId);
   // Continue-as-new: a long run goes on in this fresh execution with its loop state.
   if (carried) return { runId, loop: carried };
@@ -54,10 +58,10 @@ export async function startRun(anyDeps: RunDeps, runId: string, carried?: LoopSt
   let ended: FinalizeDecision | undefined;
   const ownedBy = options.entry === undefined ? undefined : ownerBesides(found, options.entry);
   if (!ownedBy && !TERMINAL_STATUSES.has(run.status)) {
-    const startedAt = deps.db.now();
-    // Independent items, written at once. markRunning is false on a redelivery: the lane wait is measured once.
+    // Independent items, written at once (a start whose first-start mark was refused takes the retry's
+    // path, as before). markRunning is false on a redelivery: the lane wait is measured once.
     const [marked, { session, indexed }] = await Promise.all([
-      markRunning(deps.db, runId, startedAt, deps.executions.firstExecutionArn?.(runId)),
+      markedFirst !== undefined || markRunning(deps.db, runId, startedAt, deps.executions.firstExecutionArn?.(runId)),
       touchSession(deps.db, run.sessionKey, runId),
     ]);
     // A start recorded just now: the run's log is empty, its head is not read. A retried start reads it
@@ -97,6 +101,11 @@ export async function startRun(anyDeps: RunDeps, runId: string, carried?: LoopSt
   if (ownedBy) return { runId, loop, ownedBy };
   // A blocked run goes straight to FinalizeRun through the Attempt task (shared/run/loop-iteration.ts).
   return ended ? { runId, loop, decision: ended } : { runId, loop };
+}
+
+/** The run's own first execution (named after the run), or a caller outside the run machine. */
+function isFirstExecution(runId: string, entry: string | undefined): boolean {
+  return entry === undefined || entry === runId;
 }
 
 function ownerBesides(run: RunRecord, entry: string): string | undefined {

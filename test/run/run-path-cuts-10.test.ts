@@ -5,9 +5,12 @@ import type { Db } from "../../shared/aws/dynamo";
 import { readEvents } from "../../shared/aws/event-log";
 import type { FramePusher } from "../../shared/aws/push";
 import { RunEventEmitter } from "../../shared/events/emitter";
+import { getRun, recordExecution } from "../../shared/aws/runs";
+import { readTranscript } from "../../shared/aws/transcript";
+import { startRun } from "../../shared/run/start-run";
 import { pumpGlobalLane } from "../../shared/lanes/global";
 import { LaneHarness } from "../lanes/harness";
-import { Tables, testConfig } from "../lanes/support";
+import { FakeExecutions, runDeps, Tables, testConfig } from "../lanes/support";
 
 /**
  * Issue 15, stop 25: the global lane's waiters mark. A newcomer's slot is one
@@ -20,7 +23,9 @@ import { Tables, testConfig } from "../lanes/support";
  * And the session's subscription revision is gone: an emitter reads the
  * subscriber list itself after each write that logs an event (the same read
  * unit as the revision's GetItem for a few subscribers), so a subscribe is
- * one write less and a run's first fan-out one read less.
+ * one write less and a run's first fan-out one read less. And a first
+ * execution's start marks the run running before it reads it: the write
+ * answers the record.
  */
 let tables: Tables;
 beforeAll(async () => {
@@ -312,5 +317,69 @@ describe("subscriptions without a revision", () => {
     expect(byConnection.get("rev-old")).toEqual([1, 2, 3]);
     // What it did not get live, its replay (the log read after its subscription) has.
     expect((await readEvents(base, "run-norev-c")).map((event) => event.seq)).toEqual([1, 2, 3]);
+  });
+});
+
+/** Step Functions whose first execution's ARN is known without a call, like createRunExecutions. */
+class ArnKnowingExecutions extends FakeExecutions {
+  firstExecutionArn(runId: string): string {
+    return arnOf(runId);
+  }
+}
+const arnOf = (name: string) => `arn:aws:states:us-east-1:000000000000:execution:m:${name}`;
+
+/** The table, with every read of a run record recorded. */
+function watchingRunReads(db: Db) {
+  const reads: string[] = [];
+  const doc = {
+    send: (command: { constructor: { name: string }; input: { Key?: { pk?: string; sk?: string } } }) => {
+      if (command.constructor.name === "GetCommand" && command.input.Key?.sk === "RUN") reads.push(String(command.input.Key.pk));
+      return db.doc.send(command as never);
+    },
+  };
+  return { reads, db: { ...db, doc } as unknown as Db };
+}
+
+describe("a first execution's start", () => {
+  async function queuedRun(sessionKey: string) {
+    const base = await tables.fresh();
+    const h = new LaneHarness(base, testConfig());
+    const accepted = await h.accept(sessionKey, "hello");
+    await h.dispatch();
+    return { base, runId: accepted.runId };
+  }
+
+  it("marks the run running without reading it first, and records its execution", async () => {
+    const { base, runId } = await queuedRun("first-a");
+    const watched = watchingRunReads(base);
+    const started = await startRun(runDeps(watched.db, testConfig(), new ArnKnowingExecutions()), runId, undefined, { entry: runId });
+    expect(started.ownedBy).toBeUndefined();
+    expect(watched.reads).toEqual([]);
+    expect(await getRun(base, runId)).toMatchObject({ status: "running", executionArn: arnOf(runId), userEntrySeq: expect.any(Number) });
+  });
+
+  it("of an execution the sweeper re-drove meanwhile writes nothing: the run stays for the re-drive", async () => {
+    const { base, runId } = await queuedRun("first-b");
+    await recordExecution(base, runId, arnOf(`${runId}-r1`));
+    const before = await getRun(base, runId);
+    expect(before?.status).toBe("accepted");
+    const started = await startRun(runDeps(base, testConfig(), new ArnKnowingExecutions()), runId, undefined, { entry: runId });
+    expect(started.ownedBy).toBe(`${runId}-r1`);
+    const run = await getRun(base, runId);
+    expect(run).toEqual(before);
+  });
+
+  it("retried (Step Functions ran the task twice) takes the retry's path: one user message, the first start kept", async () => {
+    const { base, runId } = await queuedRun("first-c");
+    const deps = runDeps(base, testConfig(), new ArnKnowingExecutions());
+    await startRun(deps, runId, undefined, { entry: runId });
+    const firstStartedAt = (await getRun(base, runId))?.startedAt;
+    (base as unknown as { advance(ms: number): void }).advance(5_000);
+    const again = await startRun(deps, runId, undefined, { entry: runId });
+    expect(again.ownedBy).toBeUndefined();
+    const run = await getRun(base, runId);
+    expect(run).toMatchObject({ status: "running", startedAt: firstStartedAt });
+    const transcript = await readTranscript(base, run!.sessionId);
+    expect(transcript.filter((entry) => entry.message.role === "user")).toHaveLength(1);
   });
 });

@@ -198,7 +198,7 @@ describe("the event log: text is logged with the event after it", () => {
 });
 
 describe("a clean WebSocket run's end on the local stack (the template's functions)", () => {
-  it("the Attempt reads the run record once (its start) and the session lane once (its steering check), and logs its events in two items", async () => {
+  it("the Attempt reads the run record never (its start's write answers it: run-path-cuts-10) and the session lane once (its steering check), and logs its events in two items", async () => {
     const calls: { action: string; body: string }[] = [];
     const puts: string[] = [];
     const runId = await cleanWsRun({ sessionKey: "ends-1", idempotencyKey: "ends-e2e-1" }, (call: EdgeCall) => {
@@ -208,7 +208,7 @@ describe("a clean WebSocket run's end on the local stack (the template's functio
     });
     // Whole-record reads (the abort watch's projected read of two flags is not one).
     const runReads = calls.filter((c) => c.body.includes(`"RUN#${runId}"`) && c.body.includes('"RUN"') && !c.body.includes("ProjectionExpression"));
-    expect(runReads).toHaveLength(1);
+    expect(runReads).toEqual([]);
     expect(calls.filter((c) => c.body.includes('"LANE#ends-1"'))).toHaveLength(1);
     // The event log: the start, then the answer's text with the lifecycle end (one item, not two).
     expect(puts.filter((body) => body.includes(`"RUN#${runId}"`) && body.includes('"EV#'))).toHaveLength(2);
