@@ -105,6 +105,15 @@ async function startExecution(deps: LaneDeps, runId: string): Promise<{ alreadyS
  * then in acceptance order. Called after every release and every enqueue, so
  * no wake-up is lost: whichever of the two happens last sees the other (a
  * release sees the mark a waiter sets before it enqueues).
+ *
+ * The pump that takes a waiter's slot starts it; one that finds the slot
+ * already held (another pump took it: every release pumps, and concurrent
+ * pumps find the same first waiter) only removes the waiter's item and looks
+ * further. Before, each of them read the run and started its execution again
+ * (about five StartExecution calls per run in a saturated lane). A taker
+ * killed before its start leaves the run holding a slot without an
+ * execution: the sweeper's visit of its lane starts it (ensureStarted: held,
+ * go).
  */
 export async function pumpGlobalLane(deps: LaneDeps, afterRelease?: AfterRelease): Promise<void> {
   const cap = globalCap(deps);
@@ -112,15 +121,13 @@ export async function pumpGlobalLane(deps: LaneDeps, afterRelease?: AfterRelease
   for (let step = 0; step < MAX_GLOBAL_STARTS; step += 1) {
     const next = await nextWaiter(deps, cap, step === 0 ? afterRelease : undefined);
     if (!next) return;
-    const run = await getRun(deps.db, next.waiter.runId);
-    if (run && isStartable(run)) {
-      const slot = await takeSlot(deps, run.runId, cap);
-      if (slot === "full") {
-        await renewMarkIfDue(deps, next.waitersUntil);
-        return;
-      }
-      if (slot === "go") await startExecution(deps, run.runId);
+    const { runId } = next.waiter;
+    const claim = await acquireSlot(deps.db, runId, cap);
+    if (claim.outcome === "full") {
+      await renewMarkIfDue(deps, next.waitersUntil);
+      return;
     }
+    if (claim.outcome === "acquired" && (await confirmStartable(deps, runId, claim.since)) === "go") await startExecution(deps, runId);
     await removeGlobalWaiter(deps.db, next.waiter);
   }
 }
@@ -150,19 +157,7 @@ async function renewMarkIfDue(deps: LaneDeps, waitersUntil: number | undefined):
   if (markNeedsRenewal(waitersUntil, deps.db.now())) await markWaiters(deps.db);
 }
 
-/**
- * A slot for a run that may start. A slot this call newly took for a run that
- * started or ended meanwhile (another pump got there first, the run finished)
- * is given back at once, so an ended run never keeps a slot. `held` means an
- * earlier caller took it and may have died before starting the execution:
- * starting again is harmless.
- */
-async function takeSlot(deps: LaneDeps, runId: string, cap: number): Promise<"go" | "full" | "gone"> {
-  const claim = await acquireSlot(deps.db, runId, cap);
-  if (claim.outcome === "full") return "full";
-  return claim.outcome === "acquired" ? confirmStartable(deps, runId, claim.since) : "go";
-}
-
+/** A slot newly taken, without a read before, for a run that started or ended meanwhile is given back at once: an ended run never keeps a slot. */
 async function confirmStartable(deps: LaneDeps, runId: string, since: number): Promise<"go" | "gone"> {
   const run = await getRun(deps.db, runId);
   if (run && isStartable(run)) return "go";

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { globalLaneHead, markWaiters, WAITERS_MARK_MS } from "../../shared/aws/global-lane";
+import { acquireSlot, addGlobalWaiter, globalLaneHead, markWaiters, WAITERS_MARK_MS } from "../../shared/aws/global-lane";
+import { PRIORITY } from "../../shared/core/queue-settings";
+import { sweep } from "../../shared/sweeper/sweep";
 import { putConnection, subscribe, unsubscribe } from "../../shared/aws/connections";
 import type { Db } from "../../shared/aws/dynamo";
 import { readEvents } from "../../shared/aws/event-log";
@@ -381,5 +383,45 @@ describe("a first execution's start", () => {
     expect(run).toMatchObject({ status: "running", startedAt: firstStartedAt });
     const transcript = await readTranscript(base, run!.sessionId);
     expect(transcript.filter((entry) => entry.message.role === "user")).toHaveLength(1);
+  });
+});
+
+describe("a waiter whose slot another pump already took", () => {
+  it("is not started again by a second pump: the second only removes its item; a taker that died before the start leaves it to the sweeper", async () => {
+    const base = await tables.fresh();
+    const h = new LaneHarness(base, testConfig({ globalCap: 2 }));
+    const holder = await h.accept("held-a", "first");
+    const other = await h.accept("held-x", "other");
+    await h.dispatch();
+    await h.start(holder.runId);
+    await h.start(other.runId);
+    const waiting = await h.accept("held-b", "second");
+    await h.dispatch();
+    await h.finish(holder.runId);
+    expect(h.executions.created).toEqual([holder.runId, other.runId, waiting.runId]);
+    // The taker has not removed the waiter's item yet when a second release's pump lists it.
+    await addGlobalWaiter(base, { runId: waiting.runId, sessionKey: "held-b", priority: PRIORITY.normal, acceptedAt: (await getRun(base, waiting.runId))!.acceptedAt });
+    const starts = h.executions.calls;
+    await h.finish(other.runId);
+    expect(h.executions.calls, "no second StartExecution for a waiter whose slot is held").toBe(starts);
+    expect((await globalLaneHead(base)).firstWaiter).toBeUndefined();
+    expect(Object.keys((await globalLaneHead(base)).holders)).toEqual([waiting.runId]);
+
+    // A taker killed between its claim and its start: the waiter's slot is held, its item gone, no execution.
+    const base2 = await tables.fresh();
+    const h2 = new LaneHarness(base2, testConfig({ globalCap: 1 }));
+    const first = await h2.accept("died-a", "first");
+    await h2.dispatch();
+    await h2.start(first.runId);
+    const second = await h2.accept("died-b", "second");
+    await h2.dispatch();
+    await h2.finish(first.runId, "ok");
+    // Rewind: the pump's start never happened (as if killed after its claim), and the item is gone.
+    h2.executions.created.splice(h2.executions.created.indexOf(second.runId), 1);
+    await acquireSlot(base2, second.runId, 1);
+    await pumpGlobalLane(h2.deps);
+    expect(h2.executions.created).toEqual([first.runId]);
+    await sweep({ ...h2.deps });
+    expect(h2.executions.created).toEqual([first.runId, second.runId]);
   });
 });
