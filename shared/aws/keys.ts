@@ -75,7 +75,6 @@ export const keys = {
     pk: `SUBS#${sessionKey}`,
     sk: `CONN#${connectionId}`,
   }),
-  /** Bumped by every subscribe/unsubscribe of the session: emitters refetch their subscriber list when it moves. */
 };
 
 export const prefixes = {

