@@ -58,6 +58,16 @@ function watchingLane(db: Db) {
   return { sent, state, db: { ...db, doc } as unknown as Db };
 }
 
+/** A global lane of one slot, held by a running run of session `<prefix>-a`. */
+async function oneSlotHeld(prefix: string) {
+  const base = await tables.fresh();
+  const h = new LaneHarness(base, testConfig({ globalCap: 1 }));
+  const holder = await h.accept(`${prefix}-a`, "first");
+  await h.dispatch();
+  await h.start(holder.runId);
+  return { base, h, holder };
+}
+
 const names = (sent: Sent[]) => sent.map((entry) => `${entry.name} ${entry.sk.startsWith("W#") ? "W#" : entry.sk}`);
 
 describe("a clean run's admission and release on the global lane", () => {
@@ -85,11 +95,7 @@ describe("a clean run's admission and release on the global lane", () => {
 
 describe("a run that waits for a slot", () => {
   it("marks the lane before it enqueues; the release then looks for it and hands it the slot", async () => {
-    const base = await tables.fresh();
-    const h = new LaneHarness(base, testConfig({ globalCap: 1 }));
-    const holder = await h.accept("wait-a", "first");
-    await h.dispatch();
-    await h.start(holder.runId);
+    const { base, h, holder } = await oneSlotHeld("wait");
     const waiting = await h.accept("wait-b", "second");
     const watched = watchingLane(base);
     await h.dispatch(watched.db);
@@ -106,11 +112,7 @@ describe("a run that waits for a slot", () => {
   });
 
   it("behind a mark that holds long enough, does not write it again (a saturated lane's waiter: as many requests as before the mark)", async () => {
-    const base = await tables.fresh();
-    const h = new LaneHarness(base, testConfig({ globalCap: 1 }));
-    const holder = await h.accept("sat-a", "first");
-    await h.dispatch();
-    await h.start(holder.runId);
+    const { base, h, holder } = await oneSlotHeld("sat");
     await h.accept("sat-b", "second");
     await h.dispatch();
     const marked = (await globalLaneHead(base)).waitersUntil;
@@ -127,11 +129,7 @@ describe("a run that waits for a slot", () => {
   });
 
   it("is started when the holder's release lands between its mark and its enqueue (the waiter's own pump sees the slot)", async () => {
-    const base = await tables.fresh();
-    const h = new LaneHarness(base, testConfig({ globalCap: 1 }));
-    const holder = await h.accept("race-a", "first");
-    await h.dispatch();
-    await h.start(holder.runId);
+    const { base, h, holder } = await oneSlotHeld("race");
     const waiting = await h.accept("race-b", "second");
     const watched = watchingLane(base);
     let released = false;
@@ -149,11 +147,7 @@ describe("a run that waits for a slot", () => {
   });
 
   it("is started when the holder's release lands before its mark (the release saw no mark, the waiter's pump sees the slot)", async () => {
-    const base = await tables.fresh();
-    const h = new LaneHarness(base, testConfig({ globalCap: 1 }));
-    const holder = await h.accept("early-a", "first");
-    await h.dispatch();
-    await h.start(holder.runId);
+    const { base, h, holder } = await oneSlotHeld("early");
     const waiting = await h.accept("early-b", "second");
     const watched = watchingLane(base);
     const seen: string[] = [];
@@ -197,11 +191,7 @@ describe("a mark that outlived its waiters", () => {
 
 describe("waiters behind a full lane", () => {
   it("get the mark renewed by a pump when less than 90 s of it is left, and not before", async () => {
-    const base = await tables.fresh();
-    const h = new LaneHarness(base, testConfig({ globalCap: 1 }));
-    const holder = await h.accept("renew-a", "first");
-    await h.dispatch();
-    await h.start(holder.runId);
+    const { base, h, holder } = await oneSlotHeld("renew");
     await h.accept("renew-b", "second");
     await h.dispatch();
     const marked = (await globalLaneHead(base)).waitersUntil!;
@@ -219,11 +209,7 @@ describe("waiters behind a full lane", () => {
   });
 
   it("are started by the sweeper's pump when the mark expired unrenewed (a release then does not look for them)", async () => {
-    const base = await tables.fresh();
-    const h = new LaneHarness(base, testConfig({ globalCap: 1 }));
-    const holder = await h.accept("expired-a", "first");
-    await h.dispatch();
-    await h.start(holder.runId);
+    const { base, h, holder } = await oneSlotHeld("expired");
     const waiting = await h.accept("expired-b", "second");
     await h.dispatch();
     (base as unknown as { advance(ms: number): void }).advance(WAITERS_MARK_MS + 1);
