@@ -61,9 +61,17 @@ export function priorityRank(priority: number): number {
 /**
  * `acquired`: this call took the slot (its `since` is the returned stamp);
  * `held`: the run already had one (an earlier, possibly crashed, caller);
- * `full`: no slot free.
+ * `full`: no slot free. `since` is the slot's stamp (this call's, or the
+ * earlier caller's for a held one). A taken or held slot also says what the write left:
+ * the slots in use right after it and the waiters mark (the item's old image
+ * plus this run), so a pump knows without a read whether a slot is still free.
  */
-export type SlotClaim = { outcome: "acquired"; since: number } | { outcome: "held" } | { outcome: "full" };
+export type SlotClaim = ({ outcome: "acquired" | "held"; since: number } & AfterClaim) | { outcome: "full" };
+
+export interface AfterClaim {
+  inUse: number;
+  waitersUntil?: number;
+}
 
 /**
  * `deferToWaiters`: a newcomer's claim, which a holding waiters mark refuses
@@ -83,11 +91,15 @@ export async function acquireSlot(db: Db, runId: string, cap: number, options: {
         ConditionExpression: `attribute_not_exists(holders) OR attribute_exists(holders.#run) OR ${free}`,
         ExpressionAttributeNames: { "#run": runId },
         ExpressionAttributeValues: { ":now": since, ":cap": cap },
-        ReturnValues: "UPDATED_OLD",
+        // The whole old item (free for an update): the holders before it, and the mark.
+        ReturnValues: "ALL_OLD",
       }),
     );
-    const before = (out.Attributes?.holders as Record<string, number> | undefined)?.[runId];
-    return before === undefined ? { outcome: "acquired", since } : { outcome: "held" };
+    const holders = (out.Attributes?.holders as Record<string, number> | undefined) ?? {};
+    const heldSince = holders[runId];
+    const waitersUntil = out.Attributes?.waitersUntil as number | undefined;
+    const after: AfterClaim = { inUse: Object.keys(holders).length + (heldSince === undefined ? 1 : 0), ...(waitersUntil === undefined ? {} : { waitersUntil }) };
+    return heldSince === undefined ? { outcome: "acquired", since, ...after } : { outcome: "held", since: heldSince, ...after };
   };
   try {
     return await acquire();
@@ -228,9 +240,15 @@ export async function markWaiters(db: Db): Promise<void> {
   );
 }
 
-export async function removeGlobalWaiter(db: Db, waiter: GlobalWaiter): Promise<void> {
+/**
+ * Removes the waiter's item; true when this call removed it (its old image
+ * came back). Of concurrent pumps handing a slot to the same waiter, exactly
+ * one removes its item: that one starts it (pumpGlobalLane).
+ */
+export async function removeGlobalWaiter(db: Db, waiter: GlobalWaiter): Promise<boolean> {
   const key = keys.globalWaiter(GLOBAL_LANE, priorityRank(waiter.priority), waiter.acceptedAt, waiter.runId);
-  await db.doc.send(new DeleteCommand({ TableName: db.table, Key: key }));
+  const out = await db.doc.send(new DeleteCommand({ TableName: db.table, Key: key, ReturnValues: "ALL_OLD" }));
+  return out.Attributes !== undefined;
 }
 
 export async function listGlobalWaiters(db: Db, limit = 25): Promise<GlobalWaiter[]> {

@@ -35,6 +35,7 @@ const LaneItemSchema = z.lazy(() => z.object({
   v: z.union([z.literal(1), z.literal(2)]).optional(),
   activeRunId: z.string().optional(),
   since: z.number().optional(),
+  claimedBy: z.string().optional(),
   waiting: z.array(EntrySchema).optional(),
   dropped: z.array(z.string()).optional(),
   pending: z.object({ members: z.array(z.string()), notes: z.array(z.string()) }).optional(),
@@ -49,6 +50,7 @@ export function laneFromItem(item: Record<string, unknown> | undefined): LaneSta
   return {
     ...(parsed.activeRunId !== undefined ? { activeRunId: parsed.activeRunId } : {}),
     ...(parsed.since !== undefined ? { since: parsed.since } : {}),
+    ...(parsed.claimedBy !== undefined ? { claimedBy: parsed.claimedBy } : {}),
     waiting: parsed.waiting ?? [],
     dropped: parsed.dropped ?? [],
     ...(parsed.pending ? { pending: parsed.pending } : {}),
@@ -114,8 +116,14 @@ export async function replaceLane(db: Db, sessionKey: string, from: LaneState, t
     sets.push("activeRunId = :active", "since = :since");
     values[":active"] = to.activeRunId;
     values[":since"] = to.since ?? db.now();
+    if (to.claimedBy !== undefined) {
+      sets.push("claimedBy = :by");
+      values[":by"] = to.claimedBy;
+    } else {
+      removes.push("claimedBy");
+    }
   } else {
-    removes.push("activeRunId", "since");
+    removes.push("activeRunId", "since", "claimedBy");
   }
   if (to.pending) {
     sets.push("pending = :pending");

@@ -37,6 +37,12 @@ export interface PendingStart {
 export interface LaneState {
   activeRunId?: string;
   since?: number;
+  /**
+   * Which pump took the lane for `activeRunId` (a `Claimer`): that pump
+   * starts the run, so another one that finds it claimed moments ago leaves
+   * the start to it (claimedByAnother). Absent on lanes claimed before stop 26.
+   */
+  claimedBy?: string;
   waiting: LaneEntry[];
   /** Summaries of dropped messages, waiting for the next run to start. */
   dropped: string[];
@@ -53,6 +59,30 @@ export interface LaneState {
 }
 
 export const EMPTY_LANE: LaneState = Object.freeze({ waiting: [], dropped: [], ver: 0 }) as LaneState;
+
+/**
+ * A pump's identity as a claimer of session lanes. The same work repeated
+ * (Step Functions retrying a run's end, SQS redelivering an admission) is
+ * the same claimer, so it finishes a start it began and crashed in; the
+ * sweeper and other callers claim with none and always finish a start.
+ */
+export type Claimer = `admit:${string}` | `handoff:${string}`;
+
+/** A claim younger than this, by another claimer, is left to it: its own retry or the sweeper covers its crash. */
+export const CLAIM_GRACE_MS = 30_000;
+
+/**
+ * The lane was taken for its run by another pump moments ago: that pump
+ * starts the run. Issue 15: on a saturated global lane, a session's next
+ * message is often claimed by the previous run's hand-off while its own
+ * admission arrives (or the other way round), and both queued it for a
+ * global slot (a refused claim, a head read, the waiter's item and a pump:
+ * four requests, for about 250 of 300 runs in one 100-session level).
+ */
+export function claimedByAnother(lane: LaneState, me: Claimer | undefined, now: number): boolean {
+  if (me === undefined || lane.claimedBy === undefined || lane.claimedBy === me || lane.since === undefined) return false;
+  return now - lane.since < CLAIM_GRACE_MS;
+}
 
 export function isBusy(lane: LaneState): boolean {
   return lane.activeRunId !== undefined || lane.waiting.length > 0;

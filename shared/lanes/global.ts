@@ -88,7 +88,8 @@ async function claimInTurn(deps: LaneDeps, runId: string, cap: number): Promise<
   const claim = await acquireSlot(deps.db, runId, cap, { deferToWaiters: true });
   if (claim.outcome !== "full") return claim;
   const { holders, firstWaiter, waitersUntil } = await globalLaneHead(deps.db);
-  if (holders[runId] !== undefined) return { outcome: "held" };
+  const heldSince = holders[runId];
+  if (heldSince !== undefined) return { outcome: "held", since: heldSince, inUse: Object.keys(holders).length };
   if (Object.keys(holders).length >= cap || firstWaiter) return { full: true, waitersUntil };
   return acquireSlot(deps.db, runId, cap);
 }
@@ -106,15 +107,22 @@ async function startExecution(deps: LaneDeps, runId: string): Promise<{ alreadyS
  * no wake-up is lost: whichever of the two happens last sees the other (a
  * release sees the mark a waiter sets before it enqueues).
  *
- * The pump that takes a waiter's slot starts it; one that finds the slot
- * already held (another pump took it: every release pumps, and concurrent
- * pumps find the same first waiter) only removes the waiter's item and looks
- * further. Before, each of them read the run and started its execution again
- * (1,358 StartExecution calls for 300 runs of 100 sessions on 16 slots; 314
- * now). A taker
- * killed before its start leaves the run holding a slot without an
- * execution: the sweeper's visit of its lane starts it (ensureStarted: held,
- * go).
+ * Concurrent pumps find the same first waiter (every release pumps): one
+ * takes its slot, the others find it held. Whichever removes the waiter's
+ * item starts it (`handOver`): exactly one start per waiter, and a taker
+ * killed between its claim and the removal leaves a held slot and the item,
+ * which the next pump hands over. The removal comes right after the claim,
+ * before the run read and the start, so other pumps rarely find a taken
+ * waiter still listed (each such find costs a claim or a removal). Before
+ * stop 25 every pump that found a taken waiter read the run and started it
+ * again: 1,358 StartExecution calls for 300 runs of 100 sessions on 16 slots.
+ * A taker killed after the removal and before its start leaves the run
+ * holding a slot without an execution: the sweeper's visit of its lane
+ * starts it (ensureStarted: held, go).
+ *
+ * A claim answers how many slots its write left in use, so a pump that just
+ * filled the lane stops there, without a look at the head (one Query less
+ * per hand-off on a saturated lane).
  */
 export async function pumpGlobalLane(deps: LaneDeps, afterRelease?: AfterRelease): Promise<void> {
   const cap = globalCap(deps);
@@ -122,25 +130,52 @@ export async function pumpGlobalLane(deps: LaneDeps, afterRelease?: AfterRelease
   for (let step = 0; step < MAX_GLOBAL_STARTS; step += 1) {
     const next = await nextWaiter(deps, cap, step === 0 ? afterRelease : undefined);
     if (!next) return;
-    const { runId } = next.waiter;
-    const claim = await acquireSlot(deps.db, runId, cap);
+    const claim = next.held ?? (await acquireSlot(deps.db, next.waiter.runId, cap));
     if (claim.outcome === "full") {
       await renewMarkIfDue(deps, next.waitersUntil);
       return;
     }
-    if (claim.outcome === "acquired" && (await confirmStartable(deps, runId, claim.since)) === "go") await startExecution(deps, runId);
-    await removeGlobalWaiter(deps.db, next.waiter);
+    const kept = await handOver(deps, next.waiter, claim);
+    // A slot given back leaves the claim's count stale: the next step reads the head.
+    if (kept && claim.inUse >= cap) {
+      await renewMarkIfDue(deps, claim.waitersUntil);
+      return;
+    }
   }
 }
+
+/**
+ * The waiter's slot is taken (by this pump, or held from an earlier claim):
+ * the pump that removes its item starts it. False when the slot this pump
+ * took is given back: the run started or ended meanwhile (an ended run
+ * never keeps a slot). A held slot of a run that is no longer startable is
+ * its own: its end frees it.
+ */
+async function handOver(deps: LaneDeps, waiter: GlobalWaiter, claim: { outcome: "acquired" | "held"; since: number }): Promise<boolean> {
+  const removed = await removeGlobalWaiter(deps.db, waiter);
+  if (!removed && claim.outcome === "held") return true;
+  const run = await getRun(deps.db, waiter.runId);
+  if (run && isStartable(run)) {
+    if (removed) await startExecution(deps, waiter.runId);
+    return true;
+  }
+  if (claim.outcome === "held") return true;
+  await releaseSlot(deps.db, waiter.runId, claim.since);
+  return false;
+}
+
+type NextWaiter = { waiter: GlobalWaiter; waitersUntil?: number; held?: SlotClaim & { outcome: "held" } };
 
 /**
  * The run to hand a free slot to; none when the lane is full (whoever frees a
  * slot pumps again) or nobody waits. The first step of a releaser's pump counts
  * from its release's own answer and lists the waiters only while the waiters
  * mark holds (a waiter marks before it enqueues); any other step reads the
- * holders, the first waiter and the mark in one request.
+ * holders, the first waiter and the mark in one request. A first waiter that
+ * already holds a slot (its taker is between its claim and the item's
+ * removal, or died there) is handed over without a claim, full lane or not.
  */
-async function nextWaiter(deps: LaneDeps, cap: number, afterRelease: AfterRelease | undefined): Promise<{ waiter: GlobalWaiter; waitersUntil?: number } | undefined> {
+async function nextWaiter(deps: LaneDeps, cap: number, afterRelease: AfterRelease | undefined): Promise<NextWaiter | undefined> {
   if (afterRelease !== undefined) {
     if (afterRelease.inUse >= cap || !waitersMarked(afterRelease.waitersUntil, deps.db.now())) return undefined;
     const [waiter] = await listGlobalWaiters(deps.db, 1);
@@ -148,7 +183,10 @@ async function nextWaiter(deps: LaneDeps, cap: number, afterRelease: AfterReleas
   }
   const { holders, firstWaiter, waitersUntil } = await globalLaneHead(deps.db);
   if (!firstWaiter) return undefined;
-  if (Object.keys(holders).length < cap) return { waiter: firstWaiter, waitersUntil };
+  const inUse = Object.keys(holders).length;
+  const heldSince = holders[firstWaiter.runId];
+  if (heldSince !== undefined) return { waiter: firstWaiter, held: { outcome: "held", since: heldSince, inUse, ...(waitersUntil === undefined ? {} : { waitersUntil }) } };
+  if (inUse < cap) return { waiter: firstWaiter, ...(waitersUntil === undefined ? {} : { waitersUntil }) };
   // Runs wait behind a full lane: the releases to come must keep looking for them.
   await renewMarkIfDue(deps, waitersUntil);
   return undefined;

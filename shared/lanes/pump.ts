@@ -4,7 +4,7 @@ import { touchLaneRegistry } from "../aws/lane-registry";
 import { getRun, isInFlight, markQueued, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
 import { LaneContentionError } from "../aws/errors";
 import type { Db } from "../aws/dynamo";
-import { composeRunMessage, isWaiting, nextStart, withoutRuns, type LaneEntry, type LaneState } from "../core/lanes";
+import { claimedByAnother, composeRunMessage, isWaiting, nextStart, withoutRuns, type Claimer, type LaneEntry, type LaneState } from "../core/lanes";
 import { PRIORITY } from "../core/queue-settings";
 import { globalCap, type LaneDeps } from "./deps";
 import { ensureStarted, releaseGlobalSlot } from "./global";
@@ -107,8 +107,9 @@ export async function pumpLane(
   let budget = maxInlineWaitMs;
   let firstLane = seenLane;
   let known = admitted;
+  const me = claimerOf(handedOff, admitted);
   for (;;) {
-    const result = await pumpOnce(deps, sessionKey, handedOff, firstLane, known);
+    const result = await pumpOnce(deps, sessionKey, me, handedOff, firstLane, known);
     firstLane = undefined;
     // Only the first round: after a wait the record may be older than a read would be.
     known = undefined;
@@ -121,7 +122,14 @@ export async function pumpLane(
   }
 }
 
-async function pumpOnce(deps: LaneDeps, sessionKey: string, handedOff?: RunRecord, seenLane?: LaneState, admitted?: RunRecord): Promise<PumpResult> {
+/** The hand-off of an ended run, or the admission of a run: the same identity when the work is repeated. */
+function claimerOf(handedOff: RunRecord | undefined, admitted: RunRecord | undefined): Claimer | undefined {
+  if (handedOff) return `handoff:${handedOff.runId}`;
+  if (admitted) return `admit:${admitted.runId}`;
+  return undefined;
+}
+
+async function pumpOnce(deps: LaneDeps, sessionKey: string, me: Claimer | undefined, handedOff?: RunRecord, seenLane?: LaneState, admitted?: RunRecord): Promise<PumpResult> {
   // The lane as this pump last read or wrote it: the next step decides on it without a read (every
   // write is conditional on its version, so a lane that moved meanwhile only costs a fresh read).
   let known = seenLane;
@@ -132,7 +140,8 @@ async function pumpOnce(deps: LaneDeps, sessionKey: string, handedOff?: RunRecor
       const ended = handedOff?.runId === lane.activeRunId && TERMINAL_STATUSES.has(handedOff.status);
       const active = ended ? handedOff : await getRun(deps.db, lane.activeRunId);
       if (active && (isStartable(active) || isInFlight(active.status))) {
-        if (isStartable(active)) await prepareAndStart(deps, sessionKey, lane, active);
+        // Not started yet: its claimer died before the start (this pump finishes it), or is starting it now.
+        if (isStartable(active) && !claimedByAnother(lane, me, deps.db.now())) await prepareAndStart(deps, sessionKey, lane, active);
         return { state: "busy", runId: active.runId };
       }
       known = await releaseEnded(deps, sessionKey, lane, active, ended);
@@ -149,7 +158,7 @@ async function pumpOnce(deps: LaneDeps, sessionKey: string, handedOff?: RunRecor
       if (!(owner && (await reclaimUndelivered(deps, owner)))) await removeFromLane(deps, sessionKey, [next.owner.runId]);
       continue;
     }
-    const claimed = await claim(deps, sessionKey, lane, next.owner, next.members);
+    const claimed = await claim(deps, sessionKey, lane, next.owner, next.members, me);
     if (claimed) {
       await prepareAndStart(deps, sessionKey, claimed, owner, fromAdmission !== undefined);
       return { state: "busy", runId: owner.runId };
@@ -163,7 +172,7 @@ async function pumpOnce(deps: LaneDeps, sessionKey: string, handedOff?: RunRecor
  * dropped-message notes are written with the claim (`pending`), so a crash
  * after this write leaves the work described where the next pump finds it.
  */
-async function claim(deps: LaneDeps, sessionKey: string, seen: LaneState, owner: LaneEntry, members: LaneEntry[]): Promise<LaneState | undefined> {
+async function claim(deps: LaneDeps, sessionKey: string, seen: LaneState, owner: LaneEntry, members: LaneEntry[], me: Claimer | undefined): Promise<LaneState | undefined> {
   const { lane, changed } = await updateLane(deps.db, sessionKey, (lane) => {
     if (lane.ver !== seen.ver || lane.activeRunId !== undefined) return undefined;
     const memberIds = members.map((m) => m.runId);
@@ -171,6 +180,7 @@ async function claim(deps: LaneDeps, sessionKey: string, seen: LaneState, owner:
     return {
       activeRunId: owner.runId,
       since: deps.db.now(),
+      ...(me ? { claimedBy: me } : {}),
       waiting: withoutRuns(lane.waiting, [owner.runId]),
       dropped: [],
       ...(pending ? { pending } : {}),
@@ -250,7 +260,7 @@ async function releaseEnded(deps: LaneDeps, sessionKey: string, seen: LaneState,
     sessionKey,
     (lane) => {
       if (lane.activeRunId !== runId) return undefined;
-      const { activeRunId: _a, since: _s, pending, ...rest } = lane;
+      const { activeRunId: _a, since: _s, claimedBy: _c, pending, ...rest } = lane;
       return { ...rest, dropped: [...(pending?.notes ?? []), ...lane.dropped] };
     },
     seen,

@@ -13,6 +13,7 @@ import { startRun } from "../../shared/run/start-run";
 import { pumpGlobalLane } from "../../shared/lanes/global";
 import { LaneHarness } from "../lanes/harness";
 import { FakeExecutions, runDeps, Tables, testConfig } from "../lanes/support";
+import { watchingLane, type Sent } from "./lane-watch";
 
 /**
  * Issue 15, stop 25: the global lane's waiters mark. A newcomer's slot is one
@@ -34,29 +35,6 @@ beforeAll(async () => {
   tables = await Tables.start();
 });
 afterAll(async () => tables?.close());
-
-type Sent = { name: string; sk: string };
-type Hook = (sent: Sent) => Promise<void>;
-
-/** The table, with every request on the global lane's partition recorded, and an optional hook awaited before each is sent. */
-function watchingLane(db: Db) {
-  const sent: Sent[] = [];
-  const state: { before?: Hook } = {};
-  const doc = {
-    send: async (command: { constructor: { name: string }; input: { Key?: { pk?: string; sk?: string }; Item?: { pk?: string; sk?: string }; ExpressionAttributeValues?: Record<string, unknown> } }) => {
-      const key = command.input.Key ?? command.input.Item;
-      const pk = key?.pk ?? command.input.ExpressionAttributeValues?.[":pk"];
-      if (typeof pk === "string" && pk.startsWith("GLANE#")) {
-        const entry = { name: command.constructor.name, sk: String(key?.sk ?? "(query)") };
-        const hook = state.before;
-        if (hook) await hook(entry);
-        sent.push(entry);
-      }
-      return db.doc.send(command as never);
-    },
-  };
-  return { sent, state, db: { ...db, doc } as unknown as Db };
-}
 
 /** A global lane of one slot, held by a running run of session `<prefix>-a`. */
 async function oneSlotHeld(prefix: string) {
@@ -373,7 +351,7 @@ describe("a first execution's start", () => {
 });
 
 describe("a waiter whose slot another pump already took", () => {
-  it("is not started again by a second pump: the second only removes its item; a taker that died before the start leaves it to the sweeper", async () => {
+  it("is not started again by a second pump once it runs: the second only removes its item; a taker that died before the start leaves it to the sweeper", async () => {
     const base = await tables.fresh();
     const h = new LaneHarness(base, testConfig({ globalCap: 2 }));
     const holder = await h.accept("held-a", "first");
@@ -385,7 +363,8 @@ describe("a waiter whose slot another pump already took", () => {
     await h.dispatch();
     await h.finish(holder.runId);
     expect(h.executions.created).toEqual([holder.runId, other.runId, waiting.runId]);
-    // The taker has not removed the waiter's item yet when a second release's pump lists it.
+    await h.start(waiting.runId);
+    // The waiter's item listed again once its run started (an enqueue that read the head before the taker's claim).
     await addGlobalWaiter(base, { runId: waiting.runId, sessionKey: "held-b", priority: PRIORITY.normal, acceptedAt: (await getRun(base, waiting.runId))!.acceptedAt });
     const starts = h.executions.calls;
     await h.finish(other.runId);
