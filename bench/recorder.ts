@@ -10,6 +10,17 @@ import type { LocalExecutionEvent } from "../infra/local/step-functions";
 import type { EdgeCall } from "../infra/local/aws-edge";
 import type { LocalStackObserver } from "../infra/local/stack";
 import { diffSnapshots, SdkMeter, type MeterSnapshot } from "../shared/aws/metering";
+import { constructIdOf } from "../infra/function-keys";
+
+/**
+ * The sweeper runs on a schedule (one invocation a minute whatever the
+ * traffic), so its work is the deployment's fixed cost, not a run's: the cost
+ * tables leave it out and say so. A tick that lands inside a measured window
+ * must not be billed to that window's runs either (one did in stop 26's full
+ * run: the streaming figure's write requests went from 46 to 76). Its calls
+ * and invocations are counted apart (`sweeperCalls`, `sweeperInvocations`).
+ */
+const SWEEPER_ROLE = constructIdOf("sweeper");
 
 export interface LambdaTally {
   invocations: number;
@@ -57,6 +68,9 @@ export class UsageRecorder {
   /** Closed executions per execution name (= run id): more than one would be a duplicated run. */
   readonly executionsByName = new Map<string, number>();
   private closed = 0;
+  /** The sweeper's metered calls and invocations, kept out of every window (SWEEPER_ROLE). */
+  sweeperCalls = 0;
+  sweeperInvocations = 0;
 
   constructor(options: { meter: boolean }) {
     this.meter = options.meter ? new SdkMeter() : undefined;
@@ -71,8 +85,9 @@ export class UsageRecorder {
         try {
           return await invoke();
         } finally {
+          if (key === "sweeper") this.sweeperInvocations += 1;
           this.invocations.push({ key, ms: performance.now() - started });
-          if (this.meter) this.timeline.push({ at: performance.now(), what: `lambda:${key}` });
+          if (this.meter && key !== "sweeper") this.timeline.push({ at: performance.now(), what: `lambda:${key}` });
         }
       },
     };
@@ -95,6 +110,7 @@ export class UsageRecorder {
   since(mark: Mark): WindowUsage {
     const lambda: WindowUsage["lambda"] = {};
     for (const { key, ms } of this.invocations.slice(mark.invocation)) {
+      if (key === "sweeper") continue;
       const tally = (lambda[key] ??= { invocations: 0, billedMs: 0 });
       tally.invocations += 1;
       tally.billedMs += Math.max(1, Math.ceil(ms));
@@ -129,6 +145,10 @@ export class UsageRecorder {
   private onEdgeCall(call: EdgeCall): void {
     // Only the functions' calls (their roles); the harness's own admin calls are not the run's.
     if (!call.principalArn?.includes(":assumed-role/")) return;
+    if (call.principalArn.includes(SWEEPER_ROLE)) {
+      this.sweeperCalls += 1;
+      return;
+    }
     this.meter!.recordWire(call);
     const at = performance.now();
     this.timeline.push({ at, startedAt: at - call.durationMs, what: call.action });

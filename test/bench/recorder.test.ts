@@ -41,4 +41,22 @@ describe("usage recorder on the local stack (offline model)", () => {
     expect(usage.sdk["dynamodb:GetItem"]?.readUnits).toBeGreaterThan(0);
     expect(usage.sdk["apigw-management:PostToConnection"]?.calls).toBeGreaterThanOrEqual(3);
   });
+
+  it("keeps a sweeper tick that lands inside a window out of the window: the schedule's cost, not the runs'", async () => {
+    const client = await openClient(stack);
+    await driveRun(client, { sessionKey: "recorder-2", shape: "one-call", runTag: "rec-2" });
+    await stack.idle();
+    const calls = recorder.sweeperCalls;
+    const invocations = recorder.sweeperInvocations;
+    const mark = recorder.mark();
+    await stack.sweepNow();
+    await stack.idle();
+    const usage = recorder.since(mark);
+    await client.close();
+    expect(recorder.sweeperInvocations).toBe(invocations + 1);
+    expect(recorder.sweeperCalls, "the tick read the lane registry at least").toBeGreaterThan(calls);
+    // The event-source poller's empty receives go on meanwhile (idle cost, counted as the dispatcher's).
+    expect(Object.keys(usage.sdk).filter((key) => key !== "sqs:ReceiveMessage")).toEqual([]);
+    expect(usage.lambda).toEqual({});
+  });
 });
