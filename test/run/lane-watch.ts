@@ -1,4 +1,6 @@
 import type { Db } from "../../shared/aws/dynamo";
+import { LaneHarness } from "../lanes/harness";
+import { testConfig, type Tables } from "../lanes/support";
 
 export type Sent = { name: string; sk: string };
 export type Hook = (sent: Sent) => Promise<void>;
@@ -21,4 +23,14 @@ export function watchingLane(db: Db) {
     },
   };
   return { sent, state, db: { ...db, doc } as unknown as Db };
+}
+
+/** A global lane of one slot, held by a running run of session `<prefix>-a`. */
+export async function oneSlotHeld(tables: Tables, prefix: string) {
+  const base = await tables.fresh();
+  const h = new LaneHarness(base, testConfig({ globalCap: 1 }));
+  const holder = await h.accept(`${prefix}-a`, "first");
+  await h.dispatch();
+  await h.start(holder.runId);
+  return { base, h, holder };
 }

@@ -13,7 +13,7 @@ import { startRun } from "../../shared/run/start-run";
 import { pumpGlobalLane } from "../../shared/lanes/global";
 import { LaneHarness } from "../lanes/harness";
 import { FakeExecutions, runDeps, Tables, testConfig } from "../lanes/support";
-import { watchingLane, type Sent } from "./lane-watch";
+import { oneSlotHeld, watchingLane, type Sent } from "./lane-watch";
 
 /**
  * Issue 15, stop 25: the global lane's waiters mark. A newcomer's slot is one
@@ -35,16 +35,6 @@ beforeAll(async () => {
   tables = await Tables.start();
 });
 afterAll(async () => tables?.close());
-
-/** A global lane of one slot, held by a running run of session `<prefix>-a`. */
-async function oneSlotHeld(prefix: string) {
-  const base = await tables.fresh();
-  const h = new LaneHarness(base, testConfig({ globalCap: 1 }));
-  const holder = await h.accept(`${prefix}-a`, "first");
-  await h.dispatch();
-  await h.start(holder.runId);
-  return { base, h, holder };
-}
 
 const names = (sent: Sent[]) => sent.map((entry) => `${entry.name} ${entry.sk.startsWith("W#") ? "W#" : entry.sk}`);
 
@@ -73,7 +63,7 @@ describe("a clean run's admission and release on the global lane", () => {
 
 describe("a run that waits for a slot", () => {
   it("marks the lane before it enqueues; the release then looks for it and hands it the slot", async () => {
-    const { base, h, holder } = await oneSlotHeld("wait");
+    const { base, h, holder } = await oneSlotHeld(tables, "wait");
     const waiting = await h.accept("wait-b", "second");
     const watched = watchingLane(base);
     await h.dispatch(watched.db);
@@ -90,7 +80,7 @@ describe("a run that waits for a slot", () => {
   });
 
   it("behind a mark that holds long enough, does not write it again (a saturated lane's waiter: as many requests as before the mark)", async () => {
-    const { base, h, holder } = await oneSlotHeld("sat");
+    const { base, h, holder } = await oneSlotHeld(tables, "sat");
     await h.accept("sat-b", "second");
     await h.dispatch();
     const marked = (await globalLaneHead(base)).waitersUntil;
@@ -107,7 +97,7 @@ describe("a run that waits for a slot", () => {
   });
 
   it("is started when the holder's release lands between its mark and its enqueue (the waiter's own pump sees the slot)", async () => {
-    const { base, h, holder } = await oneSlotHeld("race");
+    const { base, h, holder } = await oneSlotHeld(tables, "race");
     const waiting = await h.accept("race-b", "second");
     const watched = watchingLane(base);
     let released = false;
@@ -125,7 +115,7 @@ describe("a run that waits for a slot", () => {
   });
 
   it("is started when the holder's release lands before its mark (the release saw no mark, the waiter's pump sees the slot)", async () => {
-    const { base, h, holder } = await oneSlotHeld("early");
+    const { base, h, holder } = await oneSlotHeld(tables, "early");
     const waiting = await h.accept("early-b", "second");
     const watched = watchingLane(base);
     const seen: string[] = [];
@@ -169,7 +159,7 @@ describe("a mark that outlived its waiters", () => {
 
 describe("waiters behind a full lane", () => {
   it("get the mark renewed by a pump when less than 90 s of it is left, and not before", async () => {
-    const { base, h, holder } = await oneSlotHeld("renew");
+    const { base, h, holder } = await oneSlotHeld(tables, "renew");
     await h.accept("renew-b", "second");
     await h.dispatch();
     const marked = (await globalLaneHead(base)).waitersUntil!;
@@ -187,7 +177,7 @@ describe("waiters behind a full lane", () => {
   });
 
   it("are started by the sweeper's pump when the mark expired unrenewed (a release then does not look for them)", async () => {
-    const { base, h, holder } = await oneSlotHeld("expired");
+    const { base, h, holder } = await oneSlotHeld(tables, "expired");
     const waiting = await h.accept("expired-b", "second");
     await h.dispatch();
     (base as unknown as { advance(ms: number): void }).advance(WAITERS_MARK_MS + 1);

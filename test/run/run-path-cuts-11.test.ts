@@ -5,7 +5,7 @@ import { CLAIM_GRACE_MS } from "../../shared/core/lanes";
 import { sweep } from "../../shared/sweeper/sweep";
 import { LaneHarness } from "../lanes/harness";
 import { Tables, testConfig } from "../lanes/support";
-import { watchingLane, type Sent } from "./lane-watch";
+import { oneSlotHeld, watchingLane, type Sent } from "./lane-watch";
 
 /**
  * Issue 15, stop 26: a saturated global lane's hand-offs without the chase.
@@ -30,11 +30,7 @@ afterAll(async () => tables?.close());
 
 /** A global lane of one slot held by a running run, and a second run waiting for it. */
 async function oneWaiter(prefix: string) {
-  const base = await tables.fresh();
-  const h = new LaneHarness(base, testConfig({ globalCap: 1 }));
-  const holder = await h.accept(`${prefix}-a`, "first");
-  await h.dispatch();
-  await h.start(holder.runId);
+  const { base, h, holder } = await oneSlotHeld(tables, prefix);
   const waiting = await h.accept(`${prefix}-b`, "second");
   await h.dispatch();
   expect(h.executions.created).toEqual([holder.runId]);
