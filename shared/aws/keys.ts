@@ -29,6 +29,7 @@
  *   SUBS#<sessionKey>      CONN#<connectionId>  session subscription of a connection
  *   CHIN#<deliveryId>      SEEN                 a channel delivery (update_id, event_id, webhook-id) already accepted
  *   RUN#<runId>            DELIVERY             channel delivery ledger: the messages sent for the run's reply
+ *   RUN#<runId>            REPLIED              the requester got the run's final `res` (kept off the run record, whose size a write pays)
  */
 const SEQ_WIDTH = 12;
 
@@ -68,6 +69,7 @@ export const keys = {
   authProfile: (provider: string, profileId: string) => ({ pk: `AUTH#${provider}`, sk: `PROFILE#${profileId}` }),
   channelDelivery: (deliveryId: string) => ({ pk: `CHIN#${deliveryId}`, sk: "SEEN" }),
   deliveryLedger: (runId: string) => ({ pk: `RUN#${runId}`, sk: "DELIVERY" }),
+  finalReplied: (runId: string) => ({ pk: `RUN#${runId}`, sk: "REPLIED" }),
   /** A chat notice whose send failed retryably, waiting for the sweeper to try it again (shared/channels/notice-retry.ts). */
   pendingNotice: (id: string) => ({ pk: "CHNOTICES", sk: `N#${id}` }),
   connection: (connectionId: string) => ({ pk: `CONN#${connectionId}`, sk: "CONN" }),

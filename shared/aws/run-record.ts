@@ -109,7 +109,10 @@ export const RunRecordSchema = z.lazy(() => z.object({
   /** A channel message (Telegram, Slack, signed hook): where its reply is delivered (shared/channels/deliver.ts). */
   channelTarget: ChannelTargetSchema.optional(),
   expiresAt: z.number().optional(),
-  /** When the requester's final `res` was posted (a finalize retry does not post it again). */
+  /**
+   * When the requester's final `res` was posted, on records written before the REPLIED marker item
+   * (shared/aws/runs.ts markFinalReplied) took it over; still read, never written.
+   */
   finalRepliedAt: z.number().optional(),
 }));
 export type RunRecord = z.infer<typeof RunRecordSchema>;

@@ -303,15 +303,23 @@ export async function markAbortedBeforeStart(db: Db, runId: string, error: strin
   );
 }
 
-/** Notes that the requester got its final answer (best effort: at worst a retry posts it again). */
-export async function markFinalReplied(db: Db, runId: string): Promise<void> {
+/**
+ * Notes that the requester got its final answer (best effort: at worst a retry posts it again). A
+ * small item of its own: an UpdateItem on the ended run record is billed at the record's size, its
+ * answer included (6 WRU for a 5 KB answer), where this put is 1. It expires with the run record.
+ */
+export async function markFinalReplied(db: Db, runId: string, expiresAt?: number): Promise<void> {
   await db.doc.send(
-    new UpdateCommand({
+    new PutCommand({
       TableName: db.table,
-      Key: keys.run(runId),
-      UpdateExpression: "SET finalRepliedAt = if_not_exists(finalRepliedAt, :now)",
-      ConditionExpression: "attribute_exists(pk)",
-      ExpressionAttributeValues: { ":now": db.now() },
+      Item: { ...keys.finalReplied(runId), v: 1, repliedAt: db.now(), ...(expiresAt !== undefined ? { expiresAt } : {}) },
     }),
   );
+}
+
+/** Whether the requester got the run's final answer: the record's own mark (written before the marker item existed) or the marker. */
+export async function wasFinalReplied(db: Db, run: Pick<RunRecord, "runId" | "finalRepliedAt">): Promise<boolean> {
+  if (run.finalRepliedAt !== undefined) return true;
+  const out = await db.doc.send(new GetCommand({ TableName: db.table, Key: keys.finalReplied(run.runId), ConsistentRead: true }));
+  return out.Item !== undefined;
 }

@@ -20,7 +20,7 @@ export async function replyToRequester(deps: Pick<RunDeps, "db" | "pusher" | "lo
   const frame = finalResponseFrame(requestId, run, frameChunks ? undefined : MAX_FRAME_BYTES);
   try {
     if ((await deliverFrame(deps.pusher, connectionId, frame)) === "gone") await removeConnection(deps.db, connectionId);
-    await markFinalReplied(deps.db, runId);
+    await markFinalReplied(deps.db, runId, run.expiresAt);
   } catch (error) {
     // Never fails the run: the answer stays available to a repeated request and over REST.
     deps.log.warn("final response delivery failed", { runId, connectionId, error: String(error) });

@@ -1,6 +1,6 @@
 import { listAttempts } from "../aws/attempts";
 import { recordRunEnded } from "../observability/run-metrics";
-import { getRun, markEndedReturning, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
+import { getRun, markEndedReturning, TERMINAL_STATUSES, wasFinalReplied, type RunRecord } from "../aws/runs";
 import { releaseWriter } from "../aws/transcript";
 import { RunNotFoundError } from "../aws/errors";
 import { addUsage, ZERO_USAGE } from "../core/messages";
@@ -140,8 +140,8 @@ async function completeEndingOf(deps: RunDeps, runId: string): Promise<void> {
  * The run is already ended: emit its lifecycle end/error if the log does not
  * end with one yet (from the stored result), and answer its requester. Both
  * are idempotent: the log's last event tells whether the end went out, and
- * `finalRepliedAt` whether the final `res` did (a missing one would make an
- * OpenClaw client wait forever).
+ * the replied marker whether the final `res` did (a missing one would make
+ * an OpenClaw client wait forever; shared/aws/runs.ts markFinalReplied).
  */
 async function completeEnding(deps: RunDeps, run: RunRecord): Promise<void> {
   const last = (await lastEvents(deps.db, run.runId))?.[0];
@@ -154,5 +154,5 @@ async function completeEnding(deps: RunDeps, run: RunRecord): Promise<void> {
     );
     await emitter.flush();
   }
-  if (run.finalRepliedAt === undefined) await replyToRequester(deps, run.runId);
+  if (run.requester && !(await wasFinalReplied(deps.db, run))) await replyToRequester(deps, run.runId, run);
 }
