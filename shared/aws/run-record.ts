@@ -67,6 +67,12 @@ export const RunRecordSchema = z.lazy(() => z.object({
   redriveGeneration: z.number().int().optional(),
   userEntrySeq: z.number().int().optional(),
   /**
+   * The intake created the session for this run, with this run as its
+   * `lastRunId`: the run's start reads the session instead of touching it
+   * (shared/run/start-run.ts), unless another run touched it since.
+   */
+  openedSession: z.literal(true).optional(),
+  /**
    * When a tool turn of this run was first saved as pending (shared/aws/tool-ledger.ts):
    * set before the save, so a run without it has nothing to resume and its attempts skip that read.
    */

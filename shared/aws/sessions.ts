@@ -57,12 +57,27 @@ export async function resolveSession(db: Db, sessionKey: string, tenantId?: stri
  * beside the caller's next write instead of before it: the caller awaits
  * `indexed` before it is done (a failure there fails it).
  */
-export async function resolveSessionIndexing(db: Db, sessionKey: string, tenantId?: string, known?: KnownSession): Promise<{ session: SessionRecord; indexed: Promise<void> }> {
+export async function resolveSessionIndexing(
+  db: Db,
+  sessionKey: string,
+  tenantId?: string,
+  known?: KnownSession,
+  firstRunId?: string,
+): Promise<{ session: SessionRecord; indexed: Promise<void>; created: boolean }> {
   // A caller that has just read the session (the tenant check) hands the read on: one GetItem, not two.
   const existing = known ? known.record : await getSession(db, sessionKey);
-  if (existing) return { session: existing, indexed: Promise.resolve() };
+  if (existing) return { session: existing, indexed: Promise.resolve(), created: false };
   const now = db.now();
-  const fresh: SessionRecord = { v: 1, sessionKey, sessionId: newSessionId(), ...(tenantId ? { tenantId } : {}), createdAt: now, updatedAt: now };
+  // The run that opens the session is its first `lastRunId`: that run's start has nothing to touch.
+  const fresh: SessionRecord = {
+    v: 1,
+    sessionKey,
+    sessionId: newSessionId(),
+    ...(tenantId ? { tenantId } : {}),
+    createdAt: now,
+    updatedAt: now,
+    ...(firstRunId ? { lastRunId: firstRunId } : {}),
+  };
   const created = await conditionally(() =>
     db.doc.send(
       new PutCommand({
@@ -75,11 +90,11 @@ export async function resolveSessionIndexing(db: Db, sessionKey: string, tenantI
   if (created) {
     const indexed = putSessionIndex(db, fresh);
     indexed.catch(() => undefined);
-    return { session: fresh, indexed };
+    return { session: fresh, indexed, created: true };
   }
   const winner = await getSession(db, sessionKey);
   if (!winner) throw new Error(`session ${sessionKey} vanished while resolving`);
-  return { session: winner, indexed: Promise.resolve() };
+  return { session: winner, indexed: Promise.resolve(), created: false };
 }
 
 /**
@@ -103,6 +118,19 @@ export async function touchSession(db: Db, sessionKey: string, runId: string): P
   const indexed = session ? putSessionIndex(db, session) : Promise.resolve();
   indexed.catch(() => undefined);
   return { session, indexed };
+}
+
+/**
+ * touchSession for a run whose intake created the session with it as
+ * `lastRunId` (RunRecord `openedSession`): a read, and no write while the
+ * record still names the run; a run of the key that touched it meanwhile
+ * (a concurrent first message started ahead of this one) is touched over
+ * as before.
+ */
+export async function touchOpenedSession(db: Db, sessionKey: string, runId: string): Promise<{ session: SessionRecord | undefined; indexed: Promise<void> }> {
+  const session = await getSession(db, sessionKey);
+  if (session?.lastRunId === runId) return { session, indexed: Promise.resolve() };
+  return touchSession(db, sessionKey, runId);
 }
 
 /**

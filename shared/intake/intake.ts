@@ -139,7 +139,7 @@ export async function acceptRun(deps: IntakeDeps, request: AgentRequest, source:
   // One read of the session serves the tenant check and the resolve.
   const known: KnownSession = { record: caller ? ownedOrNone(caller, read.session, request.sessionKey) : read.session };
   // A new session's index copy is written beside the run record (both awaited before the lane).
-  const { session, indexed } = await resolveSessionIndexing(deps.db, request.sessionKey, caller?.tenantId, known);
+  const { session, indexed, created: openedSession } = await resolveSessionIndexing(deps.db, request.sessionKey, caller?.tenantId, known, runId);
   const { scope, ...requested } = request.queue ?? {};
   if (scope === "session") await saveSessionQueue(deps.db, request.sessionKey, requested);
   const settings = boundedCap(deps.config.lanes, resolveQueueSettings(deps.config.lanes, {
@@ -165,6 +165,7 @@ export async function acceptRun(deps: IntakeDeps, request: AgentRequest, source:
     requester: options.requester,
     tenantId: caller?.tenantId,
     channelTarget: options.channelTarget,
+    openedSession,
   });
   const [created] = await Promise.all([createRun(deps.db, run), indexed]);
   if (!created) {
@@ -197,6 +198,8 @@ interface NewRun {
   requester: RunRecord["requester"] | undefined;
   tenantId: string | undefined;
   channelTarget?: RunRecord["channelTarget"];
+  /** The intake created the session with this run as its lastRunId. */
+  openedSession: boolean;
 }
 
 function newRunRecord(deps: IntakeDeps, request: AgentRequest, fields: NewRun): RunRecord {
@@ -224,6 +227,7 @@ function newRunRecord(deps: IntakeDeps, request: AgentRequest, fields: NewRun): 
     },
     ...(fields.requester ? { requester: fields.requester } : {}),
     ...(fields.channelTarget ? { channelTarget: fields.channelTarget } : {}),
+    ...(fields.openedSession ? { openedSession: true as const } : {}),
     ...(request.thinking ? { thinking: request.thinking } : {}),
     ...(request.extraSystemPrompt ? { extraSystemPrompt: request.extraSystemPrompt } : {}),
     ...(request.streamThinking ? { streamThinking: true } : {}),

@@ -2,7 +2,7 @@ import { appendTurnWithEntries, claimWriterWithHistory, releaseWriter } from "..
 import { recordLaneWait } from "../observability/run-metrics";
 import { getRun, markFirstStartReturning, markRunning, recordUserEntryReturning, TERMINAL_STATUSES, type RunRecord } from "../aws/runs";
 import { RunNotFoundError } from "../aws/errors";
-import { touchSession } from "../aws/sessions";
+import { touchOpenedSession, touchSession } from "../aws/sessions";
 import { initialLoopState, type FinalizeDecision, type LoopState } from "../core/run-loop";
 import { modelChain } from "../providers/model-refs";
 import { emitterClosedLater, holdClaim, noteNothingSpent, noteRunRecord, openRunEmitter } from "./invocation-memo";
@@ -62,7 +62,8 @@ export async function startRun(anyDeps: RunDeps, runId: string, carried?: LoopSt
     // path, as before). markRunning is false on a redelivery: the lane wait is measured once.
     const [marked, { session, indexed }] = await Promise.all([
       markedFirst !== undefined || markRunning(deps.db, runId, startedAt, deps.executions.firstExecutionArn?.(runId)),
-      touchSession(deps.db, run.sessionKey, runId),
+      // A session the intake opened for this run already names it: read, not written again.
+      run.openedSession ? touchOpenedSession(deps.db, run.sessionKey, runId) : touchSession(deps.db, run.sessionKey, runId),
     ]);
     // A start recorded just now: the run's log is empty, its head is not read. A retried start reads it
     // (while the hooks and the user message below are written).
