@@ -11,6 +11,7 @@ import { finalResponseFrame } from "../../../shared/protocol/agent-final";
 import { CAP_FRAME_CHUNKS, DEFAULT_AGENT_ID, MAX_FRAME_BYTES } from "../../../shared/protocol/limits";
 import { frameIdempotencyKey, toAgentRequest, WsAgentParamsSchema } from "../../../shared/protocol/ws-agent";
 import { FrameReply, type Method } from "./types";
+import type { AgentRequest } from "../../../shared/protocol/agent-request";
 
 /** agent.wait default (OpenClaw): 30 s, wait-only. */
 export const DEFAULT_WAIT_MS = 30_000;
@@ -21,13 +22,16 @@ export const DEFAULT_WAIT_MS = 30_000;
  * after it). Later: the final answer, posted by whatever ends the run to this
  * connection only (shared/run/final-response.ts).
  */
-export const agentMethod: Method = async (deps, { connectionId, requestId, connection, params, caller }) => {
-  const parsed = toAgentRequest(validate(WsAgentParamsSchema, params));
-  // The route is invoked asynchronously (retried by Lambda on failure): a frame without a key still starts one run.
-  const request = parsed.idempotencyKey ? parsed : { ...parsed, idempotencyKey: frameIdempotencyKey(connectionId, requestId) };
+export const agentMethod: Method = async (deps, { connectionId, requestId, connection, params, caller, admitted = Promise.resolve() }) => {
+  // Over the rate limit, RATE_LIMITED is the answer, whatever else is wrong with the frame.
+  const request = await afterAdmitted(admitted, () => agentRequestOf(params, connectionId, requestId));
   // Another tenant's session is refused before this connection subscribes to it. The intake's reads
-  // (run, lane, session) are made here, in one request, and handed to it.
-  const admission = await readAdmission(deps, request, caller);
+  // (run, lane, session) are made here, in one request, and handed to it; they go out while the
+  // rate limit is counted, and nothing is written before it let the request in.
+  const reading = readAdmission(deps, request, caller);
+  reading.catch(() => undefined);
+  await admitted;
+  const admission = await reading;
   if (caller) ownedOrNone(caller, admission.read.session, request.sessionKey);
   const frameChunks = connection?.caps?.includes(CAP_FRAME_CHUNKS) ?? false;
   const accepted = await acceptSubscribed(deps, { connectionId, connection }, request, { requester: { connectionId, requestId, frameChunks }, caller, admission });
@@ -43,6 +47,22 @@ export const agentMethod: Method = async (deps, { connectionId, requestId, conne
   }
   return { ...ack, status: "in_flight", cached: true };
 };
+
+function agentRequestOf(params: unknown, connectionId: string, requestId: string): AgentRequest {
+  const parsed = toAgentRequest(validate(WsAgentParamsSchema, params));
+  // The route is invoked asynchronously (retried by Lambda on failure): a frame without a key still starts one run.
+  return parsed.idempotencyKey ? parsed : { ...parsed, idempotencyKey: frameIdempotencyKey(connectionId, requestId) };
+}
+
+/** `parse()`'s value; its error only once the rate limit let the request in (else the limit's). */
+async function afterAdmitted<T>(admitted: Promise<void>, parse: () => T): Promise<T> {
+  try {
+    return parse();
+  } catch (error) {
+    await admitted;
+    throw error;
+  }
+}
 
 export const WaitParamsSchema = z.lazy(() => z.object({ runId: RunIdSchema, timeoutMs: z.number().int().min(0).optional() }).strict());
 

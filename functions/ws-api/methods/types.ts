@@ -13,6 +13,12 @@ export interface MethodInput {
   context: Context;
   /** Who the connection acts as (absent only for `connect`): reads and writes stay in its tenant. */
   caller?: Caller;
+  /**
+   * The caller's rate limit, still being counted (`agent` only, see app.ts):
+   * rejects with RATE_LIMITED over the limit. A method given it reads what it
+   * needs meanwhile and writes nothing before it has settled.
+   */
+  admitted?: Promise<void>;
 }
 
 /** A method returns its `res` payload (sent with ok:true), or a whole frame when it must set `ok` itself. */
