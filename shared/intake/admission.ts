@@ -1,6 +1,5 @@
 import { appendToLane, getLane, updateLane } from "../aws/lanes";
 import { endUnstarted, isStartable } from "../aws/lane-runs";
-import { touchLaneRegistry } from "../aws/lane-registry";
 import { getRun, type RunRecord } from "../aws/runs";
 import type { Db } from "../aws/dynamo";
 import { LaneContentionError } from "../aws/errors";
@@ -19,8 +18,8 @@ export type JoinResult =
   | { joined: false; reason: "queue_full" };
 
 /**
- * Puts an accepted message into its session lane (one atomic append) and
- * registers the lane for the sweeper. When the lane already holds `cap`
+ * Puts an accepted message into its session lane (one atomic append); the
+ * caller then registers the lane for the sweeper. When the lane already holds `cap`
  * waiting messages the drop policy decides: `new` refuses this message (its
  * record ends as rejected), `old` and `summarize` end the oldest waiting
  * message and retry (`summarize` leaves a one-line summary for the next run).
@@ -29,10 +28,8 @@ export async function joinLane(db: Db, run: RunRecord, settings: QueueSettings):
   const dropped: string[] = [];
   for (let round = 0; round < MAX_JOIN_ROUNDS; round += 1) {
     const lane = await appendToLane(db, run.sessionKey, entryOf(run), settings.cap);
-    if (lane) {
-      await touchLaneRegistry(db, run.sessionKey);
-      return { joined: true, lane, dropped };
-    }
+    // The caller registers the lane for the sweeper (acceptRun: beside the queue send).
+    if (lane) return { joined: true, lane, dropped };
     if (settings.drop === "new") {
       await endUnstarted(db, run.runId, QUEUE_FULL_ERROR);
       return { joined: false, reason: "queue_full" };

@@ -2,6 +2,7 @@ import { createRun, getRun, markEnqueued, requestAbort, type RunRecord } from ".
 import { getLane } from "../aws/lanes";
 import { readRunAndLane, type RunAndLane } from "../aws/read-together";
 import { isStartable } from "../aws/lane-runs";
+import { touchLaneRegistry } from "../aws/lane-registry";
 import { resolveSessionIndexing, type KnownSession } from "../aws/sessions";
 import type { Db } from "../aws/dynamo";
 import type { RunExecutions } from "../aws/executions";
@@ -119,7 +120,8 @@ function runIdOf(request: AgentRequest, caller: Caller | undefined): string {
  * record, join the lane, enqueue a pointer on the FIFO queue (the dispatcher
  * pumps the lane), answer at once.
  *
- * Crash safety: record -> lane -> queue -> `enqueuedAt`, each idempotent. A
+ * Crash safety: record -> lane -> queue -> `enqueuedAt` (the lane's registry
+ * entry written beside the queue steps), each idempotent. A
  * repeat of the same request (same idempotency key -> same run id) finishes
  * whatever is missing; the FIFO deduplication id (the run id) makes a double
  * send harmless, and the lane never holds a message twice.
@@ -180,10 +182,15 @@ export async function acceptRun(deps: IntakeDeps, request: AgentRequest, source:
     await deps.answerUnstarted?.(runId);
     return { ...base, status: "rejected", reason: joined.reason };
   }
+  // The sweeper's registry of busy lanes is written after the append (so it never forgets a busy lane)
+  // and beside the queue send, not before it: the dispatcher starts the run one round trip sooner.
+  // A crash before it landed is finished by the request's repeat (resumeExisting).
+  const registered = touchLaneRegistry(deps.db, run.sessionKey);
+  registered.catch(() => undefined); // awaited below, whatever happens before
   for (const droppedId of joined.dropped) await answerDropped(deps, droppedId);
   if (admission.interrupt) await interrupt(deps, admission.interrupt);
   const seq = joined.lane.accepted;
-  await enqueue(deps, run, seq);
+  await Promise.all([enqueue(deps, run, seq), registered]);
   return { ...base, ...(seq !== undefined ? { seq } : {}), ...answerOf(admission, joined.lane, runId) };
 }
 
@@ -255,9 +262,14 @@ async function resumeExisting(deps: IntakeDeps, run: RunRecord, requestHash: str
       runId: run.runId,
     });
   }
-  // Finish what a crashed first attempt left undone: the lane, then the queue.
+  // Finish what a crashed first attempt left undone: the lane and its registry entry, then the queue.
   await beforeLane;
-  if (isStartable(run)) await ensureInLane(deps.db, run);
+  if (isStartable(run)) {
+    // Already waiting: the registry entry, written beside the first attempt's send, may be missing (an
+    // append here registers the lane itself).
+    const waiting = await ensureInLane(deps.db, run);
+    if (waiting) await touchLaneRegistry(deps.db, run.sessionKey);
+  }
   if (run.enqueuedAt === undefined && isStartable(run)) await enqueue(deps, run);
   return { ...(await currentAnswer(deps, run)), duplicate: true };
 }

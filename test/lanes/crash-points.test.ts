@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { slotHolders } from "../../shared/aws/global-lane";
 import { getRun } from "../../shared/aws/runs";
+import { listRegisteredLanes } from "../../shared/aws/lane-registry";
 import type { Db } from "../../shared/aws/dynamo";
 import { LaneHarness } from "./harness";
 import { crashingDb, InjectedCrash, Tables, testConfig } from "./support";
@@ -149,6 +150,23 @@ describe("crash between any two writes", () => {
         expect(Object.keys(await slotHolders(h.db))).toEqual([ids.b]);
       },
       { globalCap: 1 },
+    );
+  });
+
+  it("intake into a lane never used before: the repeat after a crash leaves the lane registered for the sweeper", async () => {
+    await everyCrashPoint(
+      async () => ({}),
+      async ({ h }, db) => {
+        await (await import("../../shared/intake/intake")).acceptRun({ ...h.deps, db }, { sessionKey: "fresh", message: "first", idempotencyKey: "idem-2" }, "rest");
+      },
+      async ({ h }) => {
+        // Its entry is written beside the queue send; a repeat that finds the message waiting writes it.
+        expect((await listRegisteredLanes(h.db)).map((entry) => entry.sessionKey)).toEqual(["fresh"]);
+        expect((await h.lane("fresh")).waiting).toHaveLength(1);
+        await h.dispatch();
+        await h.drainAll();
+        expect(h.executions.created).toHaveLength(1);
+      },
     );
   });
 
