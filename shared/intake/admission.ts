@@ -19,8 +19,8 @@ export type JoinResult =
 
 /**
  * Puts an accepted message into its session lane (one atomic append); the
- * caller then registers the lane for the sweeper. When the lane already holds `cap`
- * waiting messages the drop policy decides: `new` refuses this message (its
+ * caller then registers the lane for the sweeper. When the lane already
+ * holds `cap` waiting messages the drop policy decides: `new` refuses this message (its
  * record ends as rejected), `old` and `summarize` end the oldest waiting
  * message and retry (`summarize` leaves a one-line summary for the next run).
  */
