@@ -96,7 +96,13 @@ function loadGoals(results: BenchResults): Goal[] {
   return [
     { goal: `${label}: fairness (Jain)`, measured: n(top?.fairness, 3), target: "≥ 0.9", met: top ? top.fairness >= 0.9 : undefined, kind: "measured" },
     // Every session waits for its answer before its next message, so (Little's law) the mean latency is sessions / throughput.
-    { goal: `${label}: latency p95 (runs/s in brackets: the mean latency is sessions / runs/s)`, measured: top ? `${n(top.latency.p95 / 1000, 2)} s [${n(top.runsPerSecond, 2)} runs/s]` : "n/a", target: "≤ 5 s", met: atMost(top?.latency.p95, 5000), kind: "measured" },
+    {
+      goal: `${label}: latency p95 (runs/s in brackets: the mean latency is sessions / runs/s; then the CPU per run and the runs/s it allows on this machine, figure 2)`,
+      measured: top ? `${n(top.latency.p95 / 1000, 2)} s [${n(top.runsPerSecond, 2)} runs/s${top.cpu ? `; ${n(top.cpu.msPerRun, 0)} ms CPU per run, at most ${n(top.cpu.cpuBoundRunsPerSecond, 1)} runs/s on ${top.cpu.cores} cores` : ""}]` : "n/a",
+      target: "≤ 5 s",
+      met: atMost(top?.latency.p95, 5000),
+      kind: "measured",
+    },
     { goal: `${label}: lost / duplicated runs`, measured: top ? `${top.lost} / ${top.duplicated}` : "n/a", target: "0 / 0", met: top ? top.lost === 0 && top.duplicated === 0 : undefined, kind: "measured" },
   ];
 }

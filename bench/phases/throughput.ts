@@ -6,6 +6,7 @@
  * for loss or duplication: its lifecycle end frame, its Step Functions
  * executions, its model requests and its user turn in the transcript.
  */
+import { availableParallelism } from "node:os";
 import { performance } from "node:perf_hooks";
 import type { LocalStack } from "../../infra/local/stack";
 import { getRun } from "../../shared/aws/runs";
@@ -42,7 +43,49 @@ export interface LevelResult {
   overTimeout: Record<string, number>;
   /** Every run that was lost, late or duplicated, with what was found for it. */
   problems: RunCheck[];
+  /** What the level's wall window cost in CPU (optional: results written before 2026-12-07 lack it). */
+  cpu?: LevelCpu;
   latenciesMs: number[];
+}
+
+/**
+ * CPU over a level's wall window. The bench process holds the whole local
+ * stack (every emulator on the main thread, every sandbox a worker thread of
+ * it) and the load generator, so `process.cpuUsage()` counts all of it.
+ */
+export interface LevelCpu {
+  /** User + system CPU time of the process per completed run. */
+  msPerRun: number;
+  /** The main thread's event-loop busy time per completed run (the emulators, the edge and the load generator). */
+  mainThreadMsPerRun: number;
+  /** Cores in use on average over the window (CPU time / wall time). */
+  coresBusy: number;
+  cores: number;
+  /** Runs/s the machine could serve at most at this CPU per run, every core busy. */
+  cpuBoundRunsPerSecond: number;
+}
+
+export interface CpuMark {
+  cpuMs: number;
+  loopActiveMs: number;
+}
+
+export function cpuMark(): CpuMark {
+  const { user, system } = process.cpuUsage();
+  return { cpuMs: (user + system) / 1000, loopActiveMs: performance.eventLoopUtilization().active };
+}
+
+export function levelCpu(before: CpuMark, after: CpuMark, wallMs: number, runs: number, cores = availableParallelism()): LevelCpu | undefined {
+  if (runs <= 0 || wallMs <= 0) return undefined;
+  const cpuMs = after.cpuMs - before.cpuMs;
+  const msPerRun = cpuMs / runs;
+  return {
+    msPerRun,
+    mainThreadMsPerRun: (after.loopActiveMs - before.loopActiveMs) / runs,
+    coresBusy: cpuMs / wallMs,
+    cores,
+    cpuBoundRunsPerSecond: msPerRun > 0 ? (cores * 1000) / msPerRun : 0,
+  };
 }
 
 export async function measureThroughput(
@@ -63,6 +106,7 @@ async function measureLevel(stack: LocalStack, model: BenchModelServer, recorder
   const sessionKey = (s: number) => `thr-${sessions}-s${String(s).padStart(3, "0")}`;
   const perSession: { runs: DrivenRun[]; ms: number }[] = [];
   const started = performance.now();
+  const cpuBefore = cpuMark();
   await Promise.all(
     clients.map(async (client, s) => {
       const begin = performance.now();
@@ -77,6 +121,7 @@ async function measureLevel(stack: LocalStack, model: BenchModelServer, recorder
     }),
   );
   const wallMs = performance.now() - started;
+  const cpuAfter = cpuMark();
   await stack.idle();
   const overTimeout = recorder.since(mark).overTimeout as Record<string, number>;
   const runs = perSession.flatMap((session) => session.runs);
@@ -84,6 +129,7 @@ async function measureLevel(stack: LocalStack, model: BenchModelServer, recorder
   await closeAll(clients);
   const latenciesMs = runs.filter((run) => run.phase === "end").map((run) => Math.round(run.ms * 1000) / 1000);
   const sessionMs = perSession.map((session) => session.ms);
+  const cpu = levelCpu(cpuBefore, cpuAfter, wallMs, latenciesMs.length);
   return {
     sessions,
     runsPerSession,
@@ -96,6 +142,7 @@ async function measureLevel(stack: LocalStack, model: BenchModelServer, recorder
     ...integrity,
     errors: runs.filter((run) => run.phase === "error").length,
     overTimeout,
+    ...(cpu ? { cpu } : {}),
     latenciesMs,
   };
 }

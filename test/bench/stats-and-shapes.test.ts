@@ -4,6 +4,7 @@ import { BenchModelServer } from "../../bench/model-server";
 import { messageFor, parseDirective, planReply, TOOL_ROUNDS } from "../../bench/shapes";
 import { jainIndex, percentile, summarize } from "../../bench/stats";
 import { slopePer1000 } from "../../bench/phases/memory";
+import { cpuMark, levelCpu } from "../../bench/phases/throughput";
 
 describe("summary statistics", () => {
   it("uses nearest-rank percentiles", () => {
@@ -17,6 +18,27 @@ describe("summary statistics", () => {
   it("scores fairness with Jain's index", () => {
     expect(jainIndex([5, 5, 5, 5])).toBe(1);
     expect(jainIndex([1, 0, 0, 0])).toBe(0.25);
+  });
+});
+
+describe("a throughput level's CPU", () => {
+  it("divides the window's CPU by the completed runs and bounds runs/s by the cores", () => {
+    const cpu = levelCpu({ cpuMs: 1_000, loopActiveMs: 200 }, { cpuMs: 21_000, loopActiveMs: 5_200 }, 10_000, 80, 2)!;
+    expect(cpu.msPerRun).toBe(250);
+    expect(cpu.mainThreadMsPerRun).toBe(62.5);
+    expect(cpu.coresBusy).toBe(2);
+    expect(cpu.cpuBoundRunsPerSecond).toBe(8);
+    expect(levelCpu({ cpuMs: 0, loopActiveMs: 0 }, { cpuMs: 5, loopActiveMs: 1 }, 100, 0, 2)).toBeUndefined();
+  });
+
+  it("reads this process's CPU and event loop, both moving forward with work", () => {
+    const before = cpuMark();
+    let spin = 0;
+    for (let i = 0; i < 5_000_000; i += 1) spin += i % 7;
+    const after = cpuMark();
+    expect(spin).toBeGreaterThan(0);
+    expect(after.cpuMs).toBeGreaterThan(before.cpuMs);
+    expect(after.loopActiveMs).toBeGreaterThanOrEqual(before.loopActiveMs);
   });
 });
 
