@@ -8,6 +8,7 @@
  */
 import { availableParallelism } from "node:os";
 import { performance } from "node:perf_hooks";
+import { readProcess } from "../../infra/local/lambda/cpu-gauge";
 import type { LocalStack } from "../../infra/local/stack";
 import { getRun } from "../../shared/aws/runs";
 import { getSession } from "../../shared/aws/sessions";
@@ -71,8 +72,8 @@ export interface CpuMark {
 }
 
 export function cpuMark(): CpuMark {
-  const { user, system } = process.cpuUsage();
-  return { cpuMs: (user + system) / 1000, loopActiveMs: performance.eventLoopUtilization().active };
+  const { cpuMs, loop } = readProcess();
+  return { cpuMs, loopActiveMs: loop.active };
 }
 
 export function levelCpu(before: CpuMark, after: CpuMark, wallMs: number, runs: number, cores = availableParallelism()): LevelCpu | undefined {

@@ -31,7 +31,8 @@ export const SATURATED_LOOP = 0.9;
 /** One reading spans this much wall time at least: shorter ones are noise. */
 export const WINDOW_MS = 100;
 
-function readProcess(): CpuReading {
+/** This process's CPU and main-thread event loop so far (the bench's throughput figure reads it too). */
+export function readProcess(): CpuReading {
   const { user, system } = process.cpuUsage();
   const { active, idle } = performance.eventLoopUtilization();
   return { wallMs: performance.now(), cpuMs: (user + system) / 1000, loop: { active, idle } };
