@@ -15,18 +15,34 @@ export interface DeadlineDeps {
 }
 
 /**
+ * When the post-connect step looks again whether the socket authenticated:
+ * soon first (a client sends `connect` right after the challenge), then less
+ * often, the last step repeating until the deadline. The step's invocation
+ * ends at the first look that finds the socket authenticated, instead of
+ * sleeping out the whole deadline: in AWS that sleep was 10 s of Lambda
+ * duration on every connection (at 512 MB, more than a whole run costs), and
+ * locally a sandbox held per new socket.
+ */
+export const AUTH_POLL_DELAYS_MS = [100, 200, 400, 800, 1600, 3200] as const;
+
+/**
  * Runs in the post-connect step (after the challenge): an anonymous socket
  * gets AUTH_DEADLINE_MS from its connect to send a valid `connect`, then is
  * closed through the Management API. A socket the $connect authorizer let in
- * with a key is authenticated already and returns at once.
+ * with a key is authenticated already and returns at once; one that
+ * authenticates in band returns at the next look (AUTH_POLL_DELAYS_MS). Each
+ * look is a consistent read, so the one at the deadline never closes a
+ * socket that authenticated before it.
  */
 export async function closeIfStillAnonymous(deps: DeadlineDeps, connectionId: string, connectedAt: number): Promise<boolean> {
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
-  const first = await getConnection(deps.db, connectionId);
-  if (!first || first.authenticated) return false;
-  await sleep(Math.max(0, connectedAt + AUTH_DEADLINE_MS - deps.db.now()));
-  const later = await getConnection(deps.db, connectionId);
-  if (!later || later.authenticated) return false;
+  for (let look = 0; ; look += 1) {
+    const record = await getConnection(deps.db, connectionId);
+    if (!record || record.authenticated) return false;
+    const remaining = connectedAt + AUTH_DEADLINE_MS - deps.db.now();
+    if (remaining <= 0) break;
+    await sleep(Math.min(remaining, AUTH_POLL_DELAYS_MS[Math.min(look, AUTH_POLL_DELAYS_MS.length - 1)]!));
+  }
   await deps.pusher.disconnect(connectionId);
   return true;
 }

@@ -262,6 +262,10 @@ async function startEmulators(options: LocalStackOptions, closers: (() => Promis
   const lambdaApi = createLambdaApi({
     lookup: (name) => deployed?.byName.get(name),
     retryDelayMs: options.asyncRetryDelayMs ?? 1000,
+    invoke: (fn, payload) => {
+      const observe = options.observe?.aroundInvoke;
+      return observe ? observe(keyOf[fn.logicalId] as FunctionKey, () => fn.pool.invokeJson(payload)) : fn.pool.invokeJson(payload);
+    },
     track: (work) => {
       asyncWork.add(work);
       void work.finally(() => asyncWork.delete(work));

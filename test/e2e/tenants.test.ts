@@ -18,6 +18,9 @@ let keyB: string;
 let readOnlyA: string;
 let runA: string;
 const SESSION_A = "tenant-a-session";
+/** Every function invocation the stack made, by function (the bench's observer, in its shape). */
+const invoked: string[] = [];
+const observe = { aroundInvoke: <R>(key: string, invoke: () => Promise<R>) => (invoked.push(key), invoke()) };
 
 const headers = (key: string) => ({ authorization: `Bearer ${key}`, "content-type": "application/json" });
 
@@ -40,7 +43,7 @@ async function waitDone(runId: string, key: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  stack = await startLocalStack({ config: loadAgentConfig({}) });
+  stack = await startLocalStack({ config: loadAgentConfig({}), observe });
   keyA = (await createApiKey(stack.deps.db, { tenantId: "acme", name: "a admin", scopes: ["operator.admin"] })).key;
   keyB = (await createApiKey(stack.deps.db, { tenantId: "globex", name: "b admin", scopes: ["operator.admin"] })).key;
   readOnlyA = (await createApiKey(stack.deps.db, { tenantId: "acme", name: "a reader", scopes: ["operator.read"] })).key;
@@ -84,6 +87,22 @@ describe("the edge", () => {
     expect(await inBand.request("connect", { auth: { token: keyB } })).toMatchObject({ ok: true });
     await inBand.close();
   }, 60_000);
+
+  it("ends the post-connect step once a socket authenticates in band, and counts it like any invocation", async () => {
+    await stack.idle();
+    const before = invoked.filter((key) => key === "ws-api").length;
+    const client = await TestWsClient.open(stack.webSocketUrl);
+    await client.waitFor((frame) => frame.type === "event" && frame.event === "connect.challenge");
+    expect(await client.request("connect", { auth: { token: keyB } })).toMatchObject({ ok: true });
+    // Idle means no invocation is running: the step (scheduled through the Lambda Invoke API) returned
+    // with the socket open, instead of holding its invocation until the deadline.
+    await stack.idle();
+    expect(client.closeCode).toBeUndefined();
+    // $connect, the post-connect step (an asynchronous Invoke of ws-api) and the `connect` frame.
+    expect(invoked.filter((key) => key === "ws-api").length - before).toBe(3);
+    expect(await client.request("sessions.list", {})).toMatchObject({ ok: true });
+    await client.close();
+  });
 });
 
 describe("tenant B sees nothing of tenant A", () => {

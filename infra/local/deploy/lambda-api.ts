@@ -14,6 +14,12 @@ export interface LambdaApiOptions {
   lookup(nameOrArn: string): DeployedFunction | undefined;
   retryDelayMs: number;
   track(work: Promise<unknown>): void;
+  /**
+   * Runs one invocation of `fn` with `payload` (default: its pool): the stack
+   * wraps it in the same observer as every trigger's invocations, so an
+   * invocation through this API (ws-api's post-connect step) is counted too.
+   */
+  invoke?(fn: DeployedFunction, payload: string): Promise<string>;
   /** Retries exhausted: the function, the event, the last error (the stack sends it to the OnFailure destination). */
   onAsyncFailure?(fn: DeployedFunction, payload: string, error: unknown, attempts: number): void;
 }
@@ -21,6 +27,7 @@ export interface LambdaApiOptions {
 const INVOKE_PATH = /^\/2015-03-31\/functions\/([^/]+)\/invocations/;
 
 export function createLambdaApi(options: LambdaApiOptions): LocalServiceHandler {
+  const invoke = options.invoke ?? ((fn: DeployedFunction, payload: string) => fn.pool.invokeJson(payload));
   return async (request): Promise<LocalServiceResponse> => {
     const match = INVOKE_PATH.exec(request.path);
     if (!match || request.method !== "POST") return error(404, "ResourceNotFoundException", `Unsupported local Lambda operation ${request.method} ${request.path}`);
@@ -29,11 +36,11 @@ export function createLambdaApi(options: LambdaApiOptions): LocalServiceHandler 
     if (!fn) return error(404, "ResourceNotFoundException", `Function not found: ${decodeURIComponent(match[1])}`);
     const payload = request.body.length > 0 ? request.body.toString("utf8") : "{}";
     if (request.headers["x-amz-invocation-type"] === "Event") {
-      options.track(invokeWithRetries(fn, payload, options));
+      options.track(invokeWithRetries(fn, payload, invoke, options));
       return { statusCode: 202, headers: { "content-type": "application/json" }, body: "" };
     }
     try {
-      const result = await fn.pool.invokeJson(payload);
+      const result = await invoke(fn, payload);
       return { statusCode: 200, headers: { "content-type": "application/json", "x-amz-executed-version": "$LATEST" }, body: result };
     } catch (failure) {
       if (failure instanceof LambdaFunctionError) {
@@ -45,10 +52,10 @@ export function createLambdaApi(options: LambdaApiOptions): LocalServiceHandler 
   };
 }
 
-async function invokeWithRetries(fn: DeployedFunction, payload: string, options: LambdaApiOptions): Promise<void> {
+async function invokeWithRetries(fn: DeployedFunction, payload: string, invoke: (fn: DeployedFunction, payload: string) => Promise<string>, options: LambdaApiOptions): Promise<void> {
   for (let attempt = 0; attempt <= fn.maxRetryAttempts; attempt += 1) {
     try {
-      await fn.pool.invokeJson(payload);
+      await invoke(fn, payload);
       return;
     } catch (failure) {
       if (attempt === fn.maxRetryAttempts) options.onAsyncFailure?.(fn, payload, failure, attempt + 1);
