@@ -202,7 +202,7 @@ function costSection(cost: CostResult): string {
     "",
     table(["service", ...cost.shapes.map((s) => s.shape)], dollars),
     "",
-    `- One client connecting (\`$connect\` + \`connect\` frame) costs ${usd(cost.perConnection.per1000Connections.total)} per 1000 connections; it is per client, not per run, and is not in the table.`,
+    `- One client connecting (\`$connect\`, the post-connect step that posts \`connect.challenge\` and keeps the auth deadline, and the \`connect\` frame) costs ${usd(cost.perConnection.per1000Connections.total)} per 1000 connections; it is per client, not per run, and is not in the table.`,
     `- **Model time is Lambda time too**: the attempt Lambda waits (billed) while the model streams. Every second of model streaming adds ${usd(cost.per1000RunsPerModelSecond)} per 1000 runs (1024 MB arm64); the zero-latency model here hides that. A run whose model calls take 10 s in total pays ${usd(cost.per1000RunsPerModelSecond * 10)} per 1000 runs more.`,
     "- Lambda durations are wall-clock times of in-process handlers on loopback emulators on a busy 2-core machine: AWS adds network latency to every DynamoDB/SQS call (a few ms each) and gives a 512 MB function about a third of a vCPU, so real durations are likely longer. Init (cold start) duration is not included; see figure 4.",
     "- Left out of this table: CloudWatch Logs ingestion and X-Ray (priced in the next table), data transfer, DynamoDB storage, the dead-letter queue, the sweeper Lambda (one invocation a minute whatever the traffic; a tick inside a measured window is kept out of it, `bench/recorder.ts`), SQS empty receives of the event-source poller (idle cost, also paid with no traffic), and the free tiers.",
