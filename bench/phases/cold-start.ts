@@ -39,7 +39,7 @@ export interface BundleMeasured {
 const BENCH_DATA_DIR = join(tmpdir(), "agent-runner-bench-data");
 
 export async function measureColdStart(options: { repeats: number }): Promise<BundleResult[]> {
-  const assembly = loadAssembly(process.env.BENCH_ASSEMBLY ?? (await prepareAssembly({ dataDir: BENCH_DATA_DIR, synthInWorker: true })).dir);
+  const assembly = loadAssembly(process.env.BENCH_ASSEMBLY ?? (await prepareAssembly({ dataDir: BENCH_DATA_DIR, synthInChild: true })).dir);
   const results: BundleResult[] = [];
   for (const fn of assemblyFunctions(assembly)) {
     const outfile = join(fn.codeDir, "index.mjs");

@@ -46,7 +46,7 @@ async function main(): Promise<void> {
     edgePort: edgePort(env),
     host: env.HOST ?? "127.0.0.1",
     dataDir,
-    synthInWorker: true,
+    synthInChild: true,
     ...(values.assembly ? { assemblyDir: resolve(values.assembly) } : {}),
     authToken: env.AUTH_TOKEN ?? devToken(dataDir),
     log,

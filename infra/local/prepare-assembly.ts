@@ -1,16 +1,17 @@
+import { fork } from "node:child_process";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Worker } from "node:worker_threads";
 import { resolveAgentConfig } from "../agent-config";
 import { assemblyCacheKey, cachedAssembly, commitAssembly, COMPLETE_MARKER, stagingFolder, synthContext } from "./assembly-cache";
+import type { SynthesisReply, SynthesisRequest } from "./synth-process";
 import type { Synthesized, SynthesizeOptions } from "./synthesize";
 import type { LocalStackOptions } from "./stack";
 
 const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
 /** What choosing the assembly reads of the stack's options. */
-export type AssemblyOptions = Pick<LocalStackOptions, "config" | "configFile" | "env" | "dataDir" | "synthInWorker">;
+export type AssemblyOptions = Pick<LocalStackOptions, "config" | "configFile" | "env" | "dataDir" | "synthInChild">;
 
 /**
  * The cloud assembly to deploy. With a data folder (npm start) it comes from
@@ -19,7 +20,7 @@ export type AssemblyOptions = Pick<LocalStackOptions, "config" | "configFile" | 
  */
 export async function prepareAssembly(options: AssemblyOptions): Promise<Synthesized & { cached: boolean }> {
   const synthOptions: SynthesizeOptions = { config: options.config, configFile: options.configFile, env: options.env ?? process.env };
-  const synthesize = (outdir?: string) => (options.synthInWorker ? synthesizeInWorker(synthOptions, outdir) : synthesizeInProcess(synthOptions, outdir));
+  const synthesize = (outdir?: string) => (options.synthInChild ? synthesizeInChild(synthOptions, outdir) : synthesizeInProcess(synthOptions, outdir));
   if (!options.dataDir) return { ...(await synthesize()), cached: false };
   const resolved = resolveAgentConfig({ config: options.config ?? options.configFile, processEnv: synthOptions.env });
   const cacheRoot = join(options.dataDir, "assembly-cache");
@@ -43,17 +44,26 @@ async function synthesizeInProcess(options: SynthesizeOptions, outdir?: string):
   return synthesizeAssembly(options, outdir);
 }
 
-function synthesizeInWorker(options: SynthesizeOptions, outdir?: string): Promise<Synthesized> {
-  const worker = new Worker(new URL("./synth-worker.mjs", import.meta.url), {
-    workerData: { config: options.config, configFile: options.configFile, env: { ...(options.env ?? process.env) }, ...(outdir ? { outdir } : {}) },
-  });
+/**
+ * In a child process (npm start): what aws-cdk-lib allocates leaves with the
+ * process (infra/local/synth-process.ts). No loader flags are passed on (the
+ * entry registers tsx itself), so a parent started under a profiler or an
+ * inspector does not start its child under it too.
+ */
+function synthesizeInChild(options: SynthesizeOptions, outdir?: string): Promise<Synthesized> {
+  const child = fork(fileURLToPath(new URL("./synth-process.mjs", import.meta.url)), [], { execArgv: [], stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const request: SynthesisRequest = { options: { ...options, env: { ...(options.env ?? process.env) } }, ...(outdir ? { outdir } : {}) };
   return new Promise<Synthesized>((resolve, reject) => {
-    worker.once("message", (synthesized: Synthesized) => {
-      resolve(synthesized);
-      void worker.terminate();
+    let replied = false;
+    child.once("message", (reply: SynthesisReply) => {
+      replied = true;
+      if (reply.ok) resolve(reply.synthesized);
+      else reject(Object.assign(new Error(`synthesis failed: ${reply.message}`), reply.stack ? { stack: reply.stack } : {}));
     });
-    worker.once("error", reject);
-    worker.once("exit", (code) => code !== 0 && reject(new Error(`synthesis worker exited with ${code}`)));
+    child.once("error", reject);
+    child.once("exit", (code, signal) => {
+      if (!replied) reject(new Error(`synthesis process exited (${signal ?? code}) without an assembly`));
+    });
+    child.send(request);
   });
 }
-

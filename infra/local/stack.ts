@@ -57,8 +57,8 @@ export interface LocalStackOptions {
   /** Bearer token clients present (stored as the local tenant's admin key); generated when absent. */
   authToken?: string;
   log?: Log;
-  /** Synthesize in a worker thread while the emulators start (npm start: less memory kept afterwards). */
-  synthInWorker?: boolean;
+  /** Synthesize in a child process while the emulators start (npm start: nothing of aws-cdk-lib stays resident afterwards). */
+  synthInChild?: boolean;
   /** Where function log lines go (default: dropped; FUNCTION_LOGS=1 prints them). */
   functionLogs?: (functionName: string, line: string) => void;
   /** Benchmarks: observe what the stack does (never needed to run it). */

@@ -2,7 +2,7 @@
  * The CDK app, synthesized into a cloud assembly for the local stack. Kept
  * apart from infra/local/stack.ts so the long-lived `npm start` process loads
  * aws-cdk-lib only when it synthesizes in-process (tests); `npm start`
- * synthesizes in a worker thread, or not at all when the assembly cache has
+ * synthesizes in a child process, or not at all when the assembly cache has
  * the assembly (infra/local/assembly-cache.ts).
  */
 import { mkdtempSync } from "node:fs";

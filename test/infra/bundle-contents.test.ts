@@ -138,7 +138,7 @@ describe("AWS clients other than DynamoDB load on first use (issue 15, import ti
 });
 
 describe("what `npm start` loads before it synthesizes", () => {
-  it("its static import graph holds neither aws-cdk-lib nor a model SDK (synthesis is a dynamic import, in a worker or cached)", () => {
+  it("its static import graph holds neither aws-cdk-lib nor a model SDK (synthesis is a dynamic import, in a child process or cached)", () => {
     const graph = buildSync({
       entryPoints: [join(REPO_ROOT, "infra/local/main.ts")],
       bundle: true,
