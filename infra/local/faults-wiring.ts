@@ -1,16 +1,15 @@
 /**
  * Connects a FaultPlan (faults.ts) to the stack: the edge's per-call hook
  * (which function called, by the principal its access key maps to) and the
- * trigger wrapper around every invocation.
+ * wrapper around every invocation (a trigger's or the Lambda Invoke API's).
  */
 import type { EdgeFaultAction } from "./aws-edge";
 import type { DeployedFunction } from "./deploy/deploy";
+import type { AroundInvoke } from "./deploy/rest-routes";
 import type { FaultPlan } from "./faults";
 import type { TaskFault } from "./step-functions";
 
 export type { FaultPlan } from "./faults";
-
-type Around = <R>(fn: DeployedFunction, invoke: () => Promise<R>) => Promise<R>;
 
 export function edgeFaults(
   plan: FaultPlan,
@@ -32,11 +31,11 @@ export function edgeFaults(
   };
 }
 
-export function invokeFaults(plan: FaultPlan | undefined, keyOf: Record<string, string>, inner: Around | undefined): Around | undefined {
+export function invokeFaults(plan: FaultPlan | undefined, keyOf: Record<string, string>, inner: AroundInvoke | undefined): AroundInvoke | undefined {
   if (!plan) return inner;
-  return (fn, invoke) => {
-    const refused = plan.invokeFault(keyOf[fn.logicalId] ?? fn.logicalId);
+  return (fn, invoke, event) => {
+    const refused = plan.invokeFault(keyOf[fn.logicalId] ?? fn.logicalId, () => (typeof event === "string" ? event : (JSON.stringify(event) ?? "")));
     if (refused) return Promise.reject(refused);
-    return inner ? inner(fn, invoke) : invoke();
+    return inner ? inner(fn, invoke, event) : invoke();
   };
 }

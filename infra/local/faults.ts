@@ -7,10 +7,11 @@
  *   raises what it raises in AWS), or kills the calling function's running
  *   sandboxes right before or right after the call reaches the emulator (a
  *   Lambda dying before or after a durable write), or runs it past its timeout;
- * - the trigger wrapper sees every invocation (API Gateway, the SQS poller,
- *   Step Functions tasks, rules): a rule refuses it as Lambda does when
- *   throttled (TooManyRequestsException; a task then sees
- *   Lambda.TooManyRequestsException).
+ * - the invocation wrapper sees every invocation (API Gateway, the SQS poller,
+ *   Step Functions tasks, rules, and the Lambda Invoke API a function calls):
+ *   a rule refuses it as Lambda does when throttled (TooManyRequestsException;
+ *   a task then sees Lambda.TooManyRequestsException), or crashes it or runs
+ *   it past its timeout before its first call.
  * - the local Step Functions sees each Task state its executions enter: a
  *   rule fails the execution there with States.Runtime (the service's own
  *   failure) or loses it (as if deleted: no event, no record), the Task's
@@ -63,6 +64,8 @@ export interface InvokeFaultRule {
    * AWS call on the way (decide's recovery is pure) these are the only faults.
    */
   effect: { kind: "throttle" } | { kind: "crash" } | { kind: "timeout" };
+  /** Only invocations whose event (as JSON) contains this text (every one of these texts), e.g. ws-api's post-connect step. */
+  eventIncludes?: string | string[];
   times?: number;
 }
 
@@ -126,9 +129,12 @@ export class FaultPlan {
     return { kind: "refuse", error: throttleError(call.service, effect.code) };
   }
 
-  /** The trigger wrapper asks before each invocation of a function. */
-  invokeFault(functionKey: string): Error | undefined {
-    const armed = this.take((rule) => rule.at === "invoke" && rule.function === functionKey, `invoke ${functionKey}`);
+  /** The invocation wrapper asks before each invocation of a function; `eventText` is read only for a rule that looks at the event. */
+  invokeFault(functionKey: string, eventText?: () => string): Error | undefined {
+    const armed = this.take(
+      (rule) => rule.at === "invoke" && rule.function === functionKey && (rule.eventIncludes === undefined || textIncludes(rule.eventIncludes, eventText?.() ?? "")),
+      `invoke ${functionKey}`,
+    );
     if (!armed || armed.at !== "invoke") return undefined;
     if (armed.effect.kind === "crash") return new LambdaFunctionError({ errorType: "Runtime.ExitError", errorMessage: "RequestId: fault injected: Runtime exited with error: signal: killed" });
     if (armed.effect.kind === "timeout") return new LambdaFunctionError({ errorType: "Sandbox.Timedout", errorMessage: "RequestId: fault injected: Task timed out" });
@@ -151,8 +157,10 @@ export class FaultPlan {
 }
 
 function bodyMatches(includes: string | string[] | undefined, body: Buffer): boolean {
-  if (includes === undefined) return true;
-  const text = body.toString("utf8");
+  return includes === undefined || textIncludes(includes, body.toString("utf8"));
+}
+
+function textIncludes(includes: string | string[], text: string): boolean {
   return (Array.isArray(includes) ? includes : [includes]).every((part) => text.includes(part));
 }
 

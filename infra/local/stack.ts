@@ -25,6 +25,7 @@ import { startAwsEdge, type AwsEdge, type AwsEdgeOptions, type EdgeCall } from "
 import { loadAssembly, type LoadedAssembly } from "./deploy/assembly";
 import { deployResources, type DeployedFunction, type DeployedResources } from "./deploy/deploy";
 import { wireTriggers, type Wiring } from "./deploy/wiring";
+import type { AroundInvoke } from "./deploy/rest-routes";
 import { createLambdaApi } from "./deploy/lambda-api";
 import { startLocalDynamo } from "./dynamo";
 import { createLocalSecretsManager, type LocalSecretsManager } from "./secrets-manager";
@@ -103,6 +104,7 @@ export interface LocalStack {
   functions: Record<string, DeployedFunction>;
   /** Stack outputs with local URLs. */
   outputs: Record<string, string>;
+  /** Resolves once nothing runs or waits: no trigger busy, no execution running, no asynchronous Invoke queued or retrying. */
   idle(): Promise<void>;
   sweepNow(): Promise<unknown>;
   close(): Promise<void>;
@@ -148,7 +150,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       accountId: LOCAL_ACCOUNT,
       sweepIntervalMs: options.sweepIntervalMs,
       waitStateMs: options.waitStateMs,
-      around: invokeFaults(options.faults, keyOf, options.observe?.aroundInvoke ? (fn, invoke) => options.observe!.aroundInvoke!(keyOf[fn.logicalId] as FunctionKey, invoke) : undefined),
+      around: aroundInvocations(options, keyOf),
       log,
       executionListeners: emulators.executionListeners,
       asyncRetryDelayMs: options.asyncRetryDelayMs ?? 1000,
@@ -175,7 +177,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       deployed,
       functions,
       outputs: wiring.outputs,
-      idle: () => wiring.idle(),
+      idle: async () => {
+        // Until the triggers are idle and no event waits in the Lambda Invoke API's async queue (a retry's delay included).
+        do {
+          await wiring.idle();
+        } while (await emulators.settleAsyncInvocations());
+      },
       sweepNow: () => wiring.sweepNow(),
       close: () => closeAll(closers),
     };
@@ -232,6 +239,8 @@ interface Emulators {
   secrets: LocalSecretsManager;
   executionListeners: ((event: LocalExecutionEvent) => void)[];
   onAsyncFailure(fn: DeployedFunction, payload: string, error: unknown, attempts: number): void;
+  /** Waits for the Lambda Invoke API's asynchronous events (running, or waiting for a retry); false when there were none. */
+  settleAsyncInvocations(): Promise<boolean>;
   bindDeployment(deployed: DeployedResources, keyOf: Record<string, string>): void;
   setManagementTarget(url: string): void;
 }
@@ -258,14 +267,12 @@ async function startEmulators(options: LocalStackOptions, closers: (() => Promis
   const secrets = createLocalSecretsManager({ region: LOCAL_REGION, accountId: LOCAL_ACCOUNT, ...(options.dataDir ? { persistFile: join(options.dataDir, "secrets.json") } : {}) });
   let deployed: DeployedResources | undefined;
   let keyOf: Record<string, string> = {};
+  let around: AroundInvoke | undefined;
   const asyncWork = new Set<Promise<unknown>>();
   const lambdaApi = createLambdaApi({
     lookup: (name) => deployed?.byName.get(name),
     retryDelayMs: options.asyncRetryDelayMs ?? 1000,
-    invoke: (fn, payload) => {
-      const observe = options.observe?.aroundInvoke;
-      return observe ? observe(keyOf[fn.logicalId] as FunctionKey, () => fn.pool.invokeJson(payload)) : fn.pool.invokeJson(payload);
-    },
+    invoke: (fn, payload) => (around ? around(fn, () => fn.pool.invokeJson(payload), payload) : fn.pool.invokeJson(payload)),
     track: (work) => {
       asyncWork.add(work);
       void work.finally(() => asyncWork.delete(work));
@@ -314,9 +321,15 @@ async function startEmulators(options: LocalStackOptions, closers: (() => Promis
     secrets,
     executionListeners,
     onAsyncFailure,
+    settleAsyncInvocations: async () => {
+      if (asyncWork.size === 0) return false;
+      await Promise.allSettled([...asyncWork]);
+      return true;
+    },
     bindDeployment: (d, keys) => {
       deployed = d;
       keyOf = keys;
+      around = aroundInvocations(options, keys);
       for (const fn of d.functions.values()) {
         edge.setIdentity(fn.accessKeyId, { principalArn: `arn:aws:sts::${LOCAL_ACCOUNT}:assumed-role/${fn.roleName}/${fn.name}`, statements: fn.statements });
       }
@@ -325,6 +338,18 @@ async function startEmulators(options: LocalStackOptions, closers: (() => Promis
       executeApi.target = url;
     },
   };
+}
+
+/**
+ * What every invocation goes through, whether a trigger makes it (API
+ * Gateway, the SQS poller, Step Functions, rules) or a function does through
+ * the Lambda Invoke API (ws-api's post-connect step): the fault plan's invoke
+ * faults first (a refused invocation never reaches the observer, as Lambda
+ * never runs it), then the benchmarks' observer.
+ */
+function aroundInvocations(options: LocalStackOptions, keyOf: Record<string, string>): AroundInvoke | undefined {
+  const observe = options.observe?.aroundInvoke;
+  return invokeFaults(options.faults, keyOf, observe ? (fn, invoke) => observe(keyOf[fn.logicalId] as FunctionKey, invoke) : undefined);
 }
 
 /** Lambda's failure record for an asynchronous invocation whose retries ran out (the OnFailure destination's message). */

@@ -2,10 +2,14 @@
  * The Lambda Invoke API on the edge (`POST /2015-03-31/functions/{name}/invocations`):
  * RequestResponse answers the payload (a function error with
  * `X-Amz-Function-Error: Unhandled`, as Lambda does); Event answers 202 at
- * once and runs the event with the function's async retry settings (retries
- * after a function error; AWS waits about 1 then 2 minutes between them,
- * locally `retryDelayMs`).
+ * once and runs the event as Lambda's async queue does (api-gateway/async-invoke.ts:
+ * retries after a function error up to the function's retry settings, a
+ * throttled invocation put back without using one; AWS waits about 1 then
+ * 2 minutes between retries, locally `retryDelayMs`). Every invocation goes
+ * through the stack's `invoke`: its fault plan and its observer.
  */
+import { invokeAsyncWithRetries } from "../api-gateway/async-invoke";
+import type { InvocationOutcome } from "../api-gateway/invoke";
 import type { LocalServiceHandler, LocalServiceResponse } from "../aws-edge";
 import { LambdaFunctionError, LambdaServiceError } from "../lambda-context";
 import type { DeployedFunction } from "./deploy";
@@ -16,13 +20,17 @@ export interface LambdaApiOptions {
   track(work: Promise<unknown>): void;
   /**
    * Runs one invocation of `fn` with `payload` (default: its pool): the stack
-   * wraps it in the same observer as every trigger's invocations, so an
-   * invocation through this API (ws-api's post-connect step) is counted too.
+   * wraps it in what every trigger's invocations go through (its fault plan's
+   * invoke faults, its observer), so an invocation through this API (ws-api's
+   * post-connect step) can be refused or crashed by a fault test, and is counted.
    */
   invoke?(fn: DeployedFunction, payload: string): Promise<string>;
   /** Retries exhausted: the function, the event, the last error (the stack sends it to the OnFailure destination). */
   onAsyncFailure?(fn: DeployedFunction, payload: string, error: unknown, attempts: number): void;
 }
+
+/** Invoke's HTTP status per service error (Lambda API reference, Invoke: Errors). */
+const SERVICE_ERROR_STATUS: Readonly<Record<string, number>> = { RequestEntityTooLargeException: 413, TooManyRequestsException: 429 };
 
 const INVOKE_PATH = /^\/2015-03-31\/functions\/([^/]+)\/invocations/;
 
@@ -47,21 +55,24 @@ export function createLambdaApi(options: LambdaApiOptions): LocalServiceHandler 
         return { statusCode: 200, headers: { "content-type": "application/json", "x-amz-function-error": "Unhandled", "x-amz-executed-version": "$LATEST" }, body: JSON.stringify(failure.payload) };
       }
       const name = failure instanceof LambdaServiceError ? failure.name : "ServiceException";
-      return error(name === "RequestEntityTooLargeException" ? 413 : 500, name, (failure as Error).message);
+      return error(SERVICE_ERROR_STATUS[name] ?? 500, name, (failure as Error).message);
     }
   };
 }
 
-async function invokeWithRetries(fn: DeployedFunction, payload: string, invoke: (fn: DeployedFunction, payload: string) => Promise<string>, options: LambdaApiOptions): Promise<void> {
-  for (let attempt = 0; attempt <= fn.maxRetryAttempts; attempt += 1) {
-    try {
-      await invoke(fn, payload);
-      return;
-    } catch (failure) {
-      if (attempt === fn.maxRetryAttempts) options.onAsyncFailure?.(fn, payload, failure, attempt + 1);
-      else await new Promise((resolve) => setTimeout(resolve, options.retryDelayMs));
-    }
-  }
+/** Lambda's async queue, as for the asynchronous WebSocket routes: throttles go back to the queue, function errors use the retries. */
+function invokeWithRetries(fn: DeployedFunction, payload: string, invoke: (fn: DeployedFunction, payload: string) => Promise<string>, options: LambdaApiOptions): Promise<void> {
+  return invokeAsyncWithRetries(
+    () => invoke(fn, payload).then(
+      (value): InvocationOutcome<string> => ({ kind: "returned", value }),
+      (error: unknown): InvocationOutcome<string> => ({ kind: "threw", error }),
+    ),
+    {
+      maxRetryAttempts: fn.maxRetryAttempts,
+      retryDelayMs: options.retryDelayMs,
+      onRetriesExhausted: (error, attempts) => options.onAsyncFailure?.(fn, payload, error, attempts),
+    },
+  );
 }
 
 function error(statusCode: number, type: string, message: string): LocalServiceResponse {

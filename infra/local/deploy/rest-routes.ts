@@ -64,14 +64,15 @@ function functionOfUri(uri: string, deployed: DeployedResources): DeployedFuncti
 /** Invokes a deployed function's pool; `signals` (the local gateway's timer) hear when the call waits for a sandbox. */
 export type Invoker = (fn: DeployedFunction) => <R>(event: unknown, signals?: QueueSignals) => Promise<R>;
 export type StreamInvoker = (fn: DeployedFunction) => (event: unknown, onChunk: (chunk: Buffer) => void, signals?: QueueSignals) => Promise<void>;
-export type AroundInvoke = <R>(fn: DeployedFunction, invoke: () => Promise<R>) => Promise<R>;
+/** Wraps one invocation of `fn`; `event` is what it is invoked with (an object, or the Invoke API's JSON text). */
+export type AroundInvoke = <R>(fn: DeployedFunction, invoke: () => Promise<R>, event?: unknown) => Promise<R>;
 
 /** The pools' buffered and streamed invocations, each through `around` (the fault and observation wrappers). */
 export function poolInvokers(around?: AroundInvoke): { invoke: Invoker; invokeStream: StreamInvoker } {
-  const wrap = <R>(fn: DeployedFunction, run: () => Promise<R>) => (around ? around(fn, run) : run());
+  const wrap = <R>(fn: DeployedFunction, run: () => Promise<R>, event: unknown) => (around ? around(fn, run, event) : run());
   return {
-    invoke: (fn) => (event, signals) => wrap(fn, () => fn.pool.invoke(event, signals)),
-    invokeStream: (fn) => (event, onChunk, signals) => wrap(fn, () => fn.pool.invokeStream(event, onChunk, signals)),
+    invoke: (fn) => (event, signals) => wrap(fn, () => fn.pool.invoke(event, signals), event),
+    invokeStream: (fn) => (event, onChunk, signals) => wrap(fn, () => fn.pool.invokeStream(event, onChunk, signals), event),
   };
 }
 
