@@ -27,6 +27,9 @@ process.once("message", (request: SynthesisRequest) => {
     const failure = error instanceof Error ? error : new Error(String(error));
     reply = { ok: false, message: failure.message, ...(failure.stack ? { stack: failure.stack } : {}) };
   }
-  // Disconnect once the reply is flushed: the process then has nothing keeping it alive and exits.
-  process.send!(reply, () => process.disconnect());
+  // Disconnect once the reply is flushed: the process then has nothing keeping it alive and exits
+  // (also when the parent died meanwhile: the channel is closed already and the send fails).
+  process.send!(reply, () => {
+    if (process.connected) process.disconnect();
+  });
 });
