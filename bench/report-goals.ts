@@ -142,7 +142,7 @@ export function memorySection(memory: MemoryResult): string {
   return [
     "## Local stack memory",
     "",
-    `\`npm start\` (\`node --import tsx infra/local/main.ts\`, fresh data folder, offline model), resident set size of the process and all its children (worker-thread sandboxes are threads of the process, so they are in it), read from /proc, only when the stack is idle: every sandbox stopped (\`LOCAL_SANDBOX_IDLE_MS=${memory.sandboxIdleMs}\`) and the main thread garbage-collected (\`LOCAL_MEMORY_DIAGNOSTICS=1\`, SIGUSR2). A warm-up of ${memory.warmup.runs} runs (${memory.warmup.failures} failed), then blocks of runs over WebSocket, ${memory.lanes} sessions at a time, a fresh session each.`,
+    `\`npm start\` (\`node --import tsx infra/local/main.ts\`, fresh data folder, so the start synthesizes the CDK app, in a child process that has exited by the first sample: \`infra/local/synth-process.ts\`; offline model), resident set size of the process and all its children (worker-thread sandboxes are threads of the process, so they are in it), read from /proc, only when the stack is idle: every sandbox stopped (\`LOCAL_SANDBOX_IDLE_MS=${memory.sandboxIdleMs}\`) and the main thread garbage-collected (\`LOCAL_MEMORY_DIAGNOSTICS=1\`, SIGUSR2). A warm-up of ${memory.warmup.runs} runs (${memory.warmup.failures} failed), then blocks of runs over WebSocket, ${memory.lanes} sessions at a time, a fresh session each.`,
     "",
     table(["idle sample", "runs done", "RSS", "main heap used / total", "sandboxes alive", "waited"], idleRows),
     "",
