@@ -1,4 +1,4 @@
-import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import type { DocumentClient } from "./document-client";
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import type { SFNClient } from "@aws-sdk/client-sfn";
 import type { ApiGatewayManagementApiClient } from "@aws-sdk/client-apigatewaymanagementapi";
@@ -15,7 +15,7 @@ import { baseOf, createDynamoDocumentClient, observe } from "./dynamo-client";
 export type LazyClient<T> = () => Promise<T>;
 
 export interface AwsClients {
-  dynamo: DynamoDBDocumentClient;
+  dynamo: DocumentClient;
   sqs: LazyClient<SQSClient>;
   sfn: LazyClient<SFNClient>;
   /** Null when no WebSocket API is configured (e.g. a REST-only test). */

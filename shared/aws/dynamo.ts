@@ -28,11 +28,11 @@ export function byteSize(value: unknown): number {
   return Buffer.byteLength(JSON.stringify(value), "utf8");
 }
 
-import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import type { DocumentClient } from "./document-client";
 
 /** What every repository needs: the document client, the table and a clock. */
 export interface Db {
-  doc: DynamoDBDocumentClient;
+  doc: DocumentClient;
   table: string;
   now(): number;
 }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { documentClient, type DocumentClient } from "../../shared/aws/document-client";
 import { SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { ensureTable, startLocalDynamo, type LocalDynamo } from "../../infra/local/dynamo";
 import { createFifoQueueWithDlq, startLocalSqs, type LocalSqs } from "../../infra/local/sqs";
@@ -22,10 +23,10 @@ afterAll(async () => {
   await sqs?.stop();
 });
 
-function meteredDoc(meter: SdkMeter): DynamoDBDocumentClient {
+function meteredDoc(meter: SdkMeter): DocumentClient {
   const client = new DynamoDBClient({ region: "us-east-1", endpoint: dynamo.endpoint, credentials });
   meter.attach(client, "dynamodb");
-  return DynamoDBDocumentClient.from(client);
+  return documentClient(client);
 }
 
 const item = (pk: string, sk: string, bytes: number) => ({ pk, sk, body: "x".repeat(bytes) });

@@ -5,7 +5,8 @@
  */
 import type { SQSRecord } from "aws-lambda";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { DeleteCommand, DynamoDBDocumentClient, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { documentClient, type DocumentClient } from "../../shared/aws/document-client";
 import { ensureTable, startLocalDynamo, type LocalDynamo } from "../../infra/local/dynamo";
 import type { Db } from "../../shared/aws/dynamo";
 import type { ExecutionState, RunExecutions } from "../../shared/aws/executions";
@@ -97,12 +98,12 @@ export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve
 /** One dynalite, a fresh table per case: crash-point loops need a clean world per crash point. */
 export class Tables {
   private counter = 0;
-  private constructor(private readonly dynamo: LocalDynamo, private readonly client: DynamoDBClient, private readonly doc: DynamoDBDocumentClient) {}
+  private constructor(private readonly dynamo: LocalDynamo, private readonly client: DynamoDBClient, private readonly doc: DocumentClient) {}
 
   static async start(): Promise<Tables> {
     const dynamo = await startLocalDynamo();
     const client = new DynamoDBClient({ region: "us-east-1", endpoint: dynamo.endpoint, credentials: { accessKeyId: "local", secretAccessKey: "local" } });
-    return new Tables(dynamo, client, DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } }));
+    return new Tables(dynamo, client, documentClient(client, { removeUndefinedValues: true }));
   }
 
   /** A new empty table; `offset` moves its clock. */

@@ -1,4 +1,5 @@
-import type { MetadataBearer } from "@smithy/types";
+import type { AttributeValue } from "@aws-sdk/client-dynamodb";
+import { unmarshall } from "@aws-sdk/util-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRun, requestAbort } from "../../shared/aws/runs";
 import { watchRun } from "../../shared/run/run-watch";
@@ -18,11 +19,12 @@ interface SeenRead {
 /** Records every GetItem the real client sends and what came back (a middleware on the real SDK, no mock). */
 function recordGets(): SeenRead[] {
   const seen: SeenRead[] = [];
-  t.db.doc.middlewareStack.add(
+  t.client.middlewareStack.add(
     (next, context) => async (args) => {
       const result = await next(args);
       if (/^Get(Item)?Command$/.test(String(context.commandName))) {
-        seen.push({ input: args.input as Record<string, unknown>, item: (result.output as MetadataBearer & { Item?: Record<string, unknown> }).Item });
+        const item = (result.output as { Item?: Record<string, AttributeValue> }).Item;
+        seen.push({ input: args.input as Record<string, unknown>, item: item && unmarshall(item) });
       }
       return result;
     },
@@ -57,7 +59,7 @@ describe("the abort poll reads one attribute, not the run record (defect 7)", ()
       expect(watch.reason()).toBe("abort_requested");
     } finally {
       watch.stop();
-      t.db.doc.middlewareStack.remove("recordGets");
+      t.client.middlewareStack.remove("recordGets");
     }
     for (const read of seen) {
       // The abort flag and the re-drive generation (a re-drive supersedes the attempt), nothing else.

@@ -3,7 +3,7 @@ import { markProfileFailure, markProfileGood, readProfileHealth } from "../../sh
 import { getSession, resetSession, resolveSession } from "../../shared/aws/sessions";
 import { isCoolingDown } from "../../shared/core/auth-cooldown";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { documentClient } from "../../shared/aws/document-client";
 import type { Db } from "../../shared/aws/dynamo";
 import { AgentConfigSchema } from "../../shared/config/config";
 import { acceptRun } from "../../shared/intake/intake";
@@ -69,7 +69,7 @@ describe("intake idempotency across processes (dynalite)", () => {
   /** Another Lambda instance: its own SDK clients against the same table. */
   function otherProcess(): Db {
     const client = new DynamoDBClient({ region: "us-east-1", endpoint: t.dynamo.endpoint, credentials: { accessKeyId: "local", secretAccessKey: "local" } });
-    return { doc: DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } }), table: t.db.table, now: t.db.now };
+    return { doc: documentClient(client, { removeUndefinedValues: true }), table: t.db.table, now: t.db.now };
   }
 
   it("the same idempotency key, sent to two instances at once, returns the original run from both", async () => {

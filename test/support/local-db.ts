@@ -1,11 +1,16 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { documentClient } from "../../shared/aws/document-client";
 import { ensureTable, startLocalDynamo, type LocalDynamo } from "../../infra/local/dynamo";
 import type { Db } from "../../shared/aws/dynamo";
 
 export interface TestDb {
   db: Db;
   dynamo: LocalDynamo;
+  /**
+   * The low-level client under `db.doc`. Built without `cacheMiddleware`, so
+   * a test may add middleware to it between calls.
+   */
+  client: DynamoDBClient;
   /** Moves the test clock (leases, TTLs) without sleeping. */
   advance(ms: number): void;
   close(): Promise<void>;
@@ -18,13 +23,14 @@ export async function startTestDb(tableName = "agent-runner-test"): Promise<Test
   await ensureTable(client, tableName);
   let offset = 0;
   const db: Db = {
-    doc: DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } }),
+    doc: documentClient(client, { removeUndefinedValues: true }),
     table: tableName,
     now: () => Date.now() + offset,
   };
   return {
     db,
     dynamo,
+    client,
     advance: (ms) => {
       offset += ms;
     },
