@@ -1,4 +1,4 @@
-import { DeleteTableCommand } from "@aws-sdk/client-dynamodb";
+import { DeleteTableCommand, DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startLocalStack, type LocalStack } from "../../infra/local/stack";
@@ -84,7 +84,10 @@ describe("defect 8: an unexpected failure answers a safe message and a request i
     const client = await TestWsClient.open(stack.webSocketUrl);
     try {
       expect(await client.request("connect", { auth: { token: stack.authToken } })).toMatchObject({ ok: true });
-      await stack.deps.db.doc.send(new DeleteTableCommand({ TableName: stack.deps.db.table }));
+      // A table operation, so the plain client (the document client sends item commands only), straight to the emulator.
+      const admin = new DynamoDBClient({ region: "us-east-1", endpoint: stack.endpoints.dynamodb, credentials: { accessKeyId: "local", secretAccessKey: "local" } });
+      await admin.send(new DeleteTableCommand({ TableName: stack.deps.db.table }));
+      admin.destroy();
 
       const rest = await call("GET", "/v1/runs/run_anything");
       expect(rest.status).toBe(500);

@@ -5,7 +5,7 @@ import { appendEntries, appendTurn, claimWriter, readEntries, readTranscript, re
 import { SessionBusyError, TranscriptInvariantError, WriterFencedError } from "../../shared/aws/errors";
 import type { AssistantMessage } from "../../shared/core/messages";
 import { modelHistory } from "../../shared/core/session-view";
-import { diffSnapshots, SdkMeter, sumOf, type MeterableClient } from "../../shared/aws/metering";
+import { diffSnapshots, SdkMeter, sumOf } from "../../shared/aws/metering";
 import { startTestDb, type TestDb } from "../support/local-db";
 
 const reply = (text: string, calls: { id: string }[] = []): AssistantMessage => ({
@@ -148,7 +148,7 @@ describe("what one turn costs in DynamoDB units (ReturnConsumedCapacity, via the
   it("a simple turn (user message, then the answer, each under its own claim) stays under 10 write units", async () => {
     // The first turn of a session also writes its session_start note (one unit more than later turns).
     const meter = new SdkMeter();
-    meter.attach(t.db.doc as unknown as MeterableClient, "dynamodb");
+    meter.attach(t.client, "dynamodb");
     const before = meter.snapshot();
     // StartRun: claim, append the user message, release. Attempt: claim, append the answer, release.
     const first = await claimWriter(t.db, "cost", "run-a", claimOptions);
