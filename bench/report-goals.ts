@@ -129,8 +129,8 @@ function localStackGoals(results: BenchResults): Goal[] {
       kind: "measured",
     },
     { goal: "`npm start` ready, cloud assembly cached (spawn -> banner, median; the process's own \"ready in\" in brackets)", measured: start ? `${n(start.median / 1000, 2)} s${reported ? ` [${n(reported.median / 1000, 2)} s]` : ""}` : "n/a", target: "≤ 5 s", met: atMost(start?.median, 5000), kind: "measured" },
-    { goal: "attempt bundle import (median, no source maps; CPU time in brackets)", measured: attempt ? `${n(attempt.importMs.median)} ms${cpuOf(attempt)}` : "n/a", target: "≤ 80 ms", met: atMost(attempt?.importMs.median, 80), kind: "measured" },
-    { goal: "slowest other bundle import (median, no source maps; CPU time in brackets)", measured: slowestOther ? `${n(slowestOther.importMs.median)} ms${cpuOf(slowestOther)} (${slowestOther.key})` : "n/a", target: "≤ 60 ms", met: atMost(slowestOther?.importMs.median, 60), kind: "measured" },
+    { goal: "attempt bundle import (median, as deployed; CPU time in brackets)", measured: attempt ? `${n(attempt.importMs.median)} ms${cpuOf(attempt)}` : "n/a", target: "≤ 80 ms", met: atMost(attempt?.importMs.median, 80), kind: "measured" },
+    { goal: "slowest other bundle import (median, as deployed; CPU time in brackets)", measured: slowestOther ? `${n(slowestOther.importMs.median)} ms${cpuOf(slowestOther)} (${slowestOther.key})` : "n/a", target: "≤ 60 ms", met: atMost(slowestOther?.importMs.median, 60), kind: "measured" },
   ];
 }
 

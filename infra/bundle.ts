@@ -13,8 +13,8 @@
  * under a key made of the entry points, the plugin modules and the options.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
 import { buildSync, version as esbuildVersion, type BuildOptions, type Metafile } from "esbuild";
 
 /** Node subpath import the shared code loads plugins from (package.json `imports`). */
@@ -26,6 +26,15 @@ const ESM_REQUIRE_BANNER =
   "const require = __agentRunnerCreateRequire(import.meta.url);";
 
 export const BUNDLE_FILE = "index.mjs";
+
+/**
+ * Evaluated first in every function: maps stack traces through the bundle's source maps when one is
+ * formatted, instead of Node's --enable-source-maps parsing them all at every cold start.
+ */
+const STACK_FORMATTER = "shared/runtime/install-source-mapped-stacks.ts";
+
+/** Bumped when what build() writes besides esbuild's output changes (the maps' `sources`). */
+const LAYOUT_VERSION = 1;
 
 export interface BundleRequest {
   /** Output folder name -> entry file (absolute). */
@@ -66,7 +75,10 @@ function buildOptions(request: BundleRequest): BuildOptions {
     format: "esm",
     target: "node22",
     minify: true,
+    // Maps for stack traces only: positions and file names, not the sources' text (a third of the size).
     sourcemap: true,
+    sourcesContent: false,
+    inject: [join(request.projectRoot, STACK_FORMATTER)],
     outExtension: { ".js": ".mjs" },
     banner: { js: ESM_REQUIRE_BANNER },
     mainFields: ["module", "main"],
@@ -95,7 +107,7 @@ function pluginsModulePath(request: BundleRequest): string {
 }
 
 function cacheKey(request: BundleRequest, options: BuildOptions): string {
-  const material = JSON.stringify({ esbuildVersion, entries: request.entries, options: { ...options, absWorkingDir: resolve(request.projectRoot) }, plugins: request.pluginModules });
+  const material = JSON.stringify({ esbuildVersion, layout: LAYOUT_VERSION, entries: request.entries, options: { ...options, absWorkingDir: resolve(request.projectRoot) }, plugins: request.pluginModules });
   return createHash("sha256").update(material).digest("hex").slice(0, 24);
 }
 
@@ -124,6 +136,7 @@ function build(dir: string, entries: Record<string, string>, options: BuildOptio
     const metafiles = Object.entries(entries).map(
       ([name, file]) => buildSync({ ...options, entryPoints: { index: file }, outdir: join(staging, name) }).metafile!,
     );
+    for (const name of Object.keys(entries)) sourcesFromProjectRoot(join(staging, name), join(dir, name), projectRoot);
     writeFileSync(join(staging, "inputs.json"), JSON.stringify(inputsOf(metafiles, projectRoot)));
     rmSync(dir, { recursive: true, force: true });
     renameSync(staging, dir);
@@ -132,6 +145,21 @@ function build(dir: string, entries: Record<string, string>, options: BuildOptio
     // Another synth may have finished the same bundle first: that one is as good.
     if (isFresh(dir)) return;
     throw error;
+  }
+}
+
+/**
+ * esbuild names each map's sources relative to the folder it built into (`../../../../../zod/...`), which
+ * means nothing once the folder is a function's asset. Stack traces name them from the project root
+ * instead: `functions/attempt/app.ts`, `node_modules/zod/...`. `finalDir` is where the folder will live
+ * (the staging folder sits beside it, so the relative paths resolve the same from both).
+ */
+function sourcesFromProjectRoot(stagingDir: string, finalDir: string, projectRoot: string): void {
+  for (const file of readdirSync(stagingDir).filter((name) => name.endsWith(".map"))) {
+    const path = join(stagingDir, file);
+    const map = JSON.parse(readFileSync(path, "utf8")) as { sources: string[] };
+    map.sources = map.sources.map((source) => relative(projectRoot, resolve(finalDir, source)).split("\\").join("/"));
+    writeFileSync(path, JSON.stringify(map));
   }
 }
 

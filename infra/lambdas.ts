@@ -96,7 +96,6 @@ export { constructIdOf };
 export function environmentFor(spec: FunctionSpec, deps: FunctionDeps): Record<string, string> {
   const { settings } = deps;
   const env: Record<string, string> = {
-    NODE_OPTIONS: "--enable-source-maps",
     TABLE_NAME: deps.table.tableName,
     POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
     POWERTOOLS_LOG_LEVEL: settings.logLevel,

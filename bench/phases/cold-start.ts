@@ -4,8 +4,8 @@
  * runs: the assembly cache under the bench's data folder, synthesized when
  * missing, or `BENCH_ASSEMBLY=<dir>`, e.g. `npm run synth`'s cdk.out), then
  * imported in a fresh Node process with the function's template environment,
- * with and without --enable-source-maps (the deployed functions set it in
- * NODE_OPTIONS). Import time is the module-init part of a cold start: the
+ * as deployed and, for comparison, with Node's --enable-source-maps (which
+ * the functions no longer set: shared/runtime/source-mapped-stacks.ts). Import time is the module-init part of a cold start: the
  * handlers build their clients lazily, on the first invocation.
  */
 import { readdirSync, statSync } from "node:fs";
@@ -97,8 +97,8 @@ export function assemblyFunctions(assembly: LoadedAssembly): AssemblyFunction[] 
     const codeDir = assembly.assetDirs.get(s3Key) ?? assembly.assetDirs.get(s3Key.replace(/\.zip$/, ""));
     if (!codeDir) throw new Error(`bench: function ${key} has no asset in ${assembly.dir}`);
     const variables = ((properties.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {}) as Record<string, unknown>;
-    // NODE_OPTIONS (--enable-source-maps) is left out: it is the second column, passed explicitly.
-    const environment = Object.fromEntries(Object.entries(variables).filter((entry): entry is [string, string] => typeof entry[1] === "string" && entry[0] !== "NODE_OPTIONS"));
+    // Exactly the template's variables (a NODE_OPTIONS among them would count, as it would in Lambda).
+    const environment = Object.fromEntries(Object.entries(variables).filter((entry): entry is [string, string] => typeof entry[1] === "string"));
     return { key: key as FunctionKey, codeDir, environment };
   });
 }
