@@ -5,8 +5,9 @@
  * missing, or `BENCH_ASSEMBLY=<dir>`, e.g. `npm run synth`'s cdk.out), then
  * imported in a fresh Node process with the function's template environment,
  * as deployed and, for comparison, with Node's --enable-source-maps (which
- * the functions no longer set: shared/runtime/source-mapped-stacks.ts). Import time is the module-init part of a cold start: the
- * handlers build their clients lazily, on the first invocation.
+ * the functions no longer set: shared/runtime/source-mapped-stacks.ts).
+ * Import time is the module-init part of a cold start: the handlers build
+ * their clients lazily, on the first invocation.
  */
 import { readdirSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
