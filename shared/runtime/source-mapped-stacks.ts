@@ -34,16 +34,19 @@ export function installSourceMappedStacks(): void {
 
 const NODE_DEFAULT_FORMATTER = "ErrorPrepareStackTrace";
 
-export function formatStack(error: Error, sites: NodeJS.CallSite[]): string {
-  const head = headerOf(error);
+function formatStack(error: Error, sites: NodeJS.CallSite[]): string {
   // Reading a map can fail and format an error of its own: that one is not mapped.
-  if (formatting) return [head, ...sites.map((site) => `    at ${site}`)].join("\n");
+  if (formatting) return stackText(error, sites, String);
   formatting = true;
   try {
-    return [head, ...sites.map((site) => `    at ${mappedFrame(site)}`)].join("\n");
+    return stackText(error, sites, mappedFrame);
   } finally {
     formatting = false;
   }
+}
+
+function stackText(error: Error, sites: NodeJS.CallSite[], frame: (site: NodeJS.CallSite) => string): string {
+  return [headerOf(error), ...sites.map((site) => `    at ${frame(site)}`)].join("\n");
 }
 
 /** What V8 puts first: `Name: message`. */

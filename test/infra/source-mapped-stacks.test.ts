@@ -53,9 +53,10 @@ describe("bundled functions map their stack traces themselves", () => {
   });
 
   it("the maps are read when a stack is formatted, not at import: removed after the import, the frames stay the bundle's", () => {
-    const removeMaps = `for(const f of (await import("node:fs")).readdirSync(${JSON.stringify(dir)}).filter((f)=>f.endsWith(".map")))(await import("node:fs")).renameSync(${JSON.stringify(dir)}+"/"+f,${JSON.stringify(dir)}+"/"+f+".away");`;
-    const restore = `for(const f of (await import("node:fs")).readdirSync(${JSON.stringify(dir)}).filter((f)=>f.endsWith(".away")))(await import("node:fs")).renameSync(${JSON.stringify(dir)}+"/"+f,${JSON.stringify(dir)}+"/"+f.slice(0,-5));`;
-    const stack = inChild(`${removeMaps}try{${stackOf("{}")}}finally{${restore}}`);
+    // In the child, after its import: every `.map` renamed to `.map.away`, and back once the stack is read.
+    const rename = (from: string, to: string) =>
+      `for(const f of fs.readdirSync(${JSON.stringify(dir)}).filter((f)=>f.endsWith(${JSON.stringify(from)})))fs.renameSync(${JSON.stringify(dir)}+"/"+f,${JSON.stringify(dir)}+"/"+f.slice(0,-${from.length})+${JSON.stringify(to)});`;
+    const stack = inChild(`const fs=await import("node:fs");${rename(".map", ".map.away")}try{${stackOf("{}")}}finally{${rename(".map.away", ".map")}}`);
     expect(stack.split("\n")[1]).toMatch(new RegExp(`${BUNDLE_FILE}:\\d+:\\d+\\)$`));
     expect(stack).not.toContain(".ts:");
   });
